@@ -1,0 +1,41 @@
+# One entry point for people and CI. Every target installs what it needs.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8080
+MOCK_PORT ?= 8081
+
+.PHONY: install run test test-fast lint openapi bench clean
+
+$(STAMP): pyproject.toml
+	test -d $(VENV) || $(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## make run: install, migrate the SQLite default, start gateway + observer + mock provider
+run: $(STAMP)
+	$(BIN)/jobgate migrate
+	JOBGATE_AUTH=$${JOBGATE_AUTH:-dev} HOST=$(HOST) PORT=$(PORT) MOCK_PORT=$(MOCK_PORT) \
+	  $(BIN)/python -m app.devrun
+
+## make test: the whole suite on the configured database (SQLite unless JOBGATE_DATABASE_URL says otherwise)
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check app tests bench
+	$(BIN)/ruff format --check app tests bench
+
+openapi: $(STAMP)
+	$(BIN)/python -m app.openapi_dump > openapi/openapi.json
+
+bench: $(STAMP)
+	$(BIN)/python bench/create_overhead.py
+
+clean:
+	rm -rf $(VENV) data .pytest_cache

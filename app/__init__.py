@@ -1,0 +1,1 @@
+"""jobgate: a gateway that owns long-running provider jobs on behalf of AI agents."""

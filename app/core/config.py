@@ -1,0 +1,72 @@
+"""One settings object for the gateway, read from `JOBGATE_*` environment variables."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Safe defaults for a first run; unsafe combinations are refused at start."""
+
+    model_config = SettingsConfigDict(env_prefix="JOBGATE_", extra="ignore")
+
+    database_url: str = "sqlite:///./data/jobgate.db"
+    data_dir: Path = Path("./data")
+    profiles_dir: Path | None = None
+    mock_provider_url: str = "http://127.0.0.1:8081"
+    mock_provider_token: str | None = Field(default=None, repr=False)
+    auth: Literal["keys", "dev"] = "keys"
+    time_scale: float = Field(default=1.0, gt=0)
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    max_body_bytes: int = 256 * 1024
+    wait_default_seconds: float = 60.0
+    wait_max_seconds: float = 600.0
+    inline_result_max_bytes: int = 64 * 1024
+
+    # Observer tuning (seconds are real seconds; deadlines/delays are scaled by time_scale).
+    observer_interval_seconds: float = 1.0
+    observer_batch: int = 100
+    lease_seconds: float = 30.0
+    observer_id: str | None = None
+
+    # Fault hooks for the process-level test harness: the named point kills the process.
+    crash_at: str | None = None
+
+    @model_validator(mode="after")
+    def _refuse_unsafe(self) -> Settings:
+        if self.auth == "dev" and not _is_loopback(self.host):
+            raise ValueError(
+                "JOBGATE_AUTH=dev disables API keys and is only allowed when bound to "
+                f"loopback; host {self.host!r} is not"
+            )
+        return self
+
+    def provider_env(self) -> dict[str, str]:
+        """Values the provider profiles may reference, settings winning over the process env."""
+        import os
+
+        env = dict(os.environ)
+        env["JOBGATE_MOCK_PROVIDER_URL"] = self.mock_provider_url
+        if self.mock_provider_token:
+            env["JOBGATE_MOCK_PROVIDER_TOKEN"] = self.mock_provider_token
+        return env
+
+    def scaled(self, seconds: float) -> float:
+        """A delay or default deadline multiplied by the time scale."""
+        return seconds * self.time_scale
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

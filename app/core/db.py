@@ -1,0 +1,91 @@
+"""Database engines and the one place transactions begin and end."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000  # writers queue behind each other instead of failing
+
+
+def async_url(url: str) -> str:
+    """The async-driver form of a configured SQLAlchemy URL."""
+    u = make_url(url)
+    if u.drivername in ("sqlite", "sqlite+pysqlite"):
+        u = u.set(drivername="sqlite+aiosqlite")
+    elif u.drivername in ("postgresql", "postgresql+psycopg", "postgresql+psycopg2"):
+        u = u.set(drivername="postgresql+psycopg")
+    return u.render_as_string(hide_password=False)
+
+
+def sync_url(url: str) -> str:
+    """The sync-driver form (Alembic and scripts)."""
+    u = make_url(url)
+    if u.drivername.startswith("sqlite"):
+        u = u.set(drivername="sqlite")
+    elif u.drivername.startswith("postgresql"):
+        u = u.set(drivername="postgresql+psycopg")
+    return u.render_as_string(hide_password=False)
+
+
+def is_sqlite(url: str) -> bool:
+    return make_url(url).drivername.startswith("sqlite")
+
+
+def sqlite_pragmas(dbapi_conn: Any) -> None:
+    """WAL so readers never block the writer; a busy timeout so writers wait their turn."""
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
+    """An async engine; on SQLite every transaction starts with BEGIN IMMEDIATE.
+
+    SQLite upgrades a read lock to a write lock lazily and fails that upgrade with
+    SQLITE_BUSY without waiting; taking the write lock up front makes concurrent
+    writers queue on the busy timeout instead.
+    """
+    if is_sqlite(url):
+        engine = create_async_engine(async_url(url), pool_size=pool_size, max_overflow=0)
+
+        @event.listens_for(engine.sync_engine, "connect")
+        def _connect(dbapi_conn: Any, _rec: Any) -> None:
+            dbapi_conn.isolation_level = None
+            sqlite_pragmas(dbapi_conn)
+
+        @event.listens_for(engine.sync_engine, "begin")
+        def _begin(conn: Any) -> None:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+        return engine
+    return create_async_engine(
+        async_url(url), pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
+    )
+
+
+class Database:
+    """Owns the engine and hands out sessions whose transaction the caller scopes."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = make_engine(url)
+        self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        self.is_sqlite = is_sqlite(url)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncSession]:
+        """One unit of work: commit on success, roll back on any exception."""
+        async with self.sessions() as session, session.begin():
+            yield session
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()

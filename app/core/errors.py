@@ -1,0 +1,75 @@
+"""One JSON error shape for every failure: {"error": {"code", "message", "details"}}."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+log = logging.getLogger(__name__)
+
+
+class ApiError(Exception):
+    """An error with a stable code that agents and tests can rely on."""
+
+    def __init__(
+        self, status: int, code: str, message: str, details: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details or {}
+
+
+def error_response(
+    status: int, code: str, message: str, details: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": code, "message": message, "details": details or {}}},
+        status_code=status,
+        headers=headers,
+    )
+
+
+def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
+    out = []
+    for err in exc.errors():
+        out.append({"loc": [str(p) for p in err.get("loc", ())], "msg": err.get("msg"),
+                    "type": err.get("type")})
+    return out[:20]
+
+
+def install(app: FastAPI) -> None:
+    """Register handlers so no request ever gets an HTML page or a stack trace."""
+
+    @app.exception_handler(ApiError)
+    async def _api(_: Request, exc: ApiError) -> JSONResponse:
+        return error_response(exc.status, exc.code, exc.message, exc.details)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = _validation_details(exc)
+        if any(e["type"] == "json_invalid" for e in errors):
+            return error_response(400, "malformed_json", "The request body is not valid JSON.",
+                                  {"errors": errors})
+        return error_response(422, "invalid_request",
+                              "The request does not match the schema; see details.errors.",
+                              {"errors": errors})
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        codes = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized"}
+        return error_response(exc.status_code, codes.get(exc.status_code, "http_error"),
+                              str(exc.detail), headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error")
+        return error_response(500, "internal_error",
+                              "The gateway hit an internal error; nothing was reported as done.")

@@ -1,0 +1,91 @@
+"""create_app(): wiring and lifespan only."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+from fastapi import FastAPI
+
+from app.core import errors
+from app.core.clock import Clock, SystemClock
+from app.core.config import Settings
+from app.core.db import Database
+from app.core.limits import BodyLimit
+from app.observer.context import Engine
+from app.observer.notify import Notifier
+from app.observer.worker import Observer
+from app.operations import endpoints as operations_endpoints
+from app.operations import result_routes, wait_routes
+from app.providers.client import ProviderClient
+from app.providers.profile import load_profiles
+from app.results.store import ResultStore
+
+HTTP_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50)
+
+
+def default_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def build_engine(settings: Settings, *, clock: Clock, http: httpx.AsyncClient) -> Engine:
+    """The shared machinery; profiles are validated here so a bad one fails start-up."""
+    env = settings.provider_env()
+    profiles = load_profiles(settings.profiles_dir, env)
+    return Engine(
+        db=Database(settings.database_url),
+        client=ProviderClient(http, env),
+        profiles=profiles,
+        clock=clock,
+        settings=settings,
+        notifier=Notifier(),
+        results=ResultStore(settings.data_dir),
+        worker_id=settings.observer_id or default_worker_id(),
+    )
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    clock: Clock | None = None,
+    run_observer: bool = True,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> FastAPI:
+    """The gateway. Tests pass a fake clock and drive the observer themselves."""
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with httpx.AsyncClient(limits=HTTP_LIMITS, transport=transport) as http:
+            engine = build_engine(settings, clock=clock or SystemClock(), http=http)
+            app.state.engine = engine
+            observer = Observer(engine)
+            app.state.observer = observer
+            task = asyncio.create_task(observer.run()) if run_observer else None
+            try:
+                yield
+            finally:
+                observer.stop()
+                if task is not None:
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+                await engine.db.dispose()
+
+    app = FastAPI(
+        title="jobgate",
+        version="0.1.0",
+        summary="A gateway that owns long-running provider jobs for AI agents.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    errors.install(app)
+    app.include_router(operations_endpoints.router)
+    app.include_router(wait_routes.router)
+    app.include_router(result_routes.router)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    return app

@@ -1,0 +1,99 @@
+"""The result-collection step: fetch, check, store; only then `succeeded`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from app.observer.decision import Decision
+from app.operations.states import Evidence, State
+from app.providers.types import CallResult, Outcome
+from app.results.validate import Rules, canonical, check
+
+if TYPE_CHECKING:
+    from app.observer.context import Engine
+    from app.operations.models import Operation
+    from app.providers.profile import Profile
+
+
+def rules_for(profile: Profile, op: Operation) -> Rules:
+    """Profile defaults, tightened by what the operation asked for in `input.validation`."""
+    asked = op.input.get("validation") if isinstance(op.input, dict) else None
+    asked = asked if isinstance(asked, dict) else {}
+    schema = asked.get("json_schema")
+    return Rules(
+        checksum=profile.validation.checksum,
+        max_bytes=int(asked.get("max_bytes") or profile.validation.max_bytes),
+        json_schema=schema if isinstance(schema, dict) else None,
+        require_counts=bool(asked.get("require_counts", False)),
+    )
+
+
+async def collect_result(
+    engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
+) -> Decision:
+    """Use a result already in hand (sync create, inline status) or fetch it."""
+    from app.observer.steps import delay_for
+
+    now = engine.now()
+    res = carry if carry is not None and carry.result is not None else None
+    exchanges = []
+    if res is None:
+        if profile.result is not None and not profile.result.safe_to_repeat and op.poll_attempt:
+            return _unavailable("the result endpoint is not safe to call twice and the first "
+                                "call did not return the result")
+        if profile.result is not None:
+            res = await engine.client.result(profile, op.remote_job_id or "",
+                                             trace_id=op.trace_id, worker=engine.worker_id)
+        else:
+            res = await engine.client.status(profile, op.remote_job_id or "",
+                                             trace_id=op.trace_id, worker=engine.worker_id)
+        exchanges.append(res.exchange)
+    if res.outcome != Outcome.OK or res.result is None:
+        if now >= op.result_deadline_at:
+            d = _unavailable(f"result fetch kept failing ({res.outcome.value}) until the deadline")
+            d.exchanges = exchanges
+            return d
+        return Decision(None, f"result not fetched yet ({res.outcome.value}); will retry",
+                        fields={"poll_attempt": op.poll_attempt + 1},
+                        delay=delay_for(engine, profile, op, res), exchanges=exchanges)
+    return _judge(engine, profile, op, res, exchanges)
+
+
+def _unavailable(why: str) -> Decision:
+    return Decision(State.RESULT_UNAVAILABLE, why, Evidence("result_unavailable"),
+                    {"error": {"code": "result_unavailable",
+                               "message": f"The provider finished but {why}."}})
+
+
+def _judge(
+    engine: Engine, profile: Profile, op: Operation, res: CallResult, exchanges: list[Any]
+) -> Decision:
+    verdict = check(res.result, claimed_sha256=res.result_sha256, items=res.items,
+                    rules=rules_for(profile, op))
+    if not verdict.ok:
+        return Decision(State.RESULT_VALIDATION_FAILED, f"result failed its checks: {verdict.code}",
+                        Evidence("result_invalid", {"code": verdict.code}),
+                        {"error": {"code": "result_validation_failed",
+                                   "message": verdict.message or "",
+                                   "details": {"check": verdict.code}}},
+                        exchanges=exchanges)
+    fields: dict[str, Any] = {"result_size": verdict.size, "result_sha256": verdict.sha256}
+    if verdict.size <= engine.settings.inline_result_max_bytes:
+        fields["result"] = res.result
+    else:
+        fields["result_ref"] = engine.results.put(verdict.sha256, canonical(res.result))
+    items = res.items or {}
+    if items:
+        fields["result_summary"] = {
+            "processed": int(items.get("processed", 0)),
+            "succeeded": int(items.get("succeeded", 0)),
+            "failed": int(items.get("failed", 0)),
+        }
+    if items and items.get("processed", 0) > 0 and items.get("succeeded", 0) == 0:
+        fields["error"] = {"code": "all_items_failed",
+                           "message": f"every one of {items.get('processed')} items failed"}
+        return Decision(State.FAILED, "the result shows every item failed",
+                        Evidence("result_failed"), fields, exchanges=exchanges,
+                        failed_items=list(res.failed_items))
+    return Decision(State.SUCCEEDED, "result collected and valid", Evidence("result_valid"),
+                    fields, exchanges=exchanges, failed_items=list(res.failed_items))

@@ -1,0 +1,25 @@
+"""What one step decided: the next state (or none), its evidence, and when to look again."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.operations.states import Evidence, State
+from app.providers.types import CallResult, Exchange
+
+
+@dataclass
+class Decision:
+    """The outcome of one step, applied atomically by the runner under the lease."""
+
+    to: State | None  # None: no state change, only an observation and a new schedule
+    cause: str
+    evidence: Evidence | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
+    delay: float | None = None  # seconds until the next look; None when done or `again`
+    again: bool = False  # run the next step now, still under the same lease
+    exchanges: list[Exchange] = field(default_factory=list)
+    observation: dict[str, Any] | None = None
+    carry: CallResult | None = None  # a result already in hand for the next step
+    failed_items: list[Any] = field(default_factory=list)  # rows for the errors endpoint

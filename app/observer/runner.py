@@ -1,0 +1,149 @@
+"""Drives one operation under a lease: step, apply the decision fenced, repeat or release.
+
+Used by observer ticks and by the create request itself (which holds the first
+lease), so there is exactly one mechanism that moves operations forward.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+from app.core import faults
+from app.observer.context import Engine
+from app.observer.decision import Decision
+from app.observer.steps import step
+from app.operations import ledger
+from app.operations import repository as repo
+from app.operations.models import Operation
+from app.operations.repository import Fence
+from app.operations.states import Evidence, State, TransitionRefused, is_done
+from app.providers.types import CallResult
+
+log = logging.getLogger(__name__)
+
+MAX_STEPS = 8  # steps one lease may chain (create -> collect -> succeeded is 3)
+REFUSAL_RETRY_SECONDS = 60.0  # a refused transition is a bug: look again later, slowly
+
+
+async def process(engine: Engine, op: Operation, fence: Fence) -> Operation:
+    """Move `op` forward until it must wait, is done, or the lease is lost."""
+    carry: CallResult | None = None
+    for _ in range(MAX_STEPS):
+        if is_done(State(op.state)):
+            await _release_done(engine, op, fence)
+            return op
+        if not await _ensure_lease(engine, op, fence):
+            return op
+        try:
+            decision = await step(engine, op, carry)
+        except Exception:
+            log.exception("step failed for %s in %s", op.id, op.state)
+            await _schedule_retry(engine, op, fence, "step raised; retrying later")
+            return op
+        applied = await apply(engine, op, fence, decision)
+        if not applied:
+            log.info("lost the lease or the row moved on %s; leaving it", op.id)
+            return op
+        engine.notifier.publish(op.id)
+        faults.maybe_crash(engine.settings, f"after_{op.state}")
+        if not decision.again:
+            return op
+        carry = decision.carry
+    await _schedule_retry(engine, op, fence, "step limit reached")
+    return op
+
+
+def _schedule(engine: Engine, op: Operation, decision: Decision) -> dict[str, Any]:
+    """Lease and next-poll fields written in the same statement as the decision."""
+    new_state = decision.to or State(op.state)
+    if decision.again and not is_done(new_state):
+        return {}
+    fields: dict[str, Any] = {"lease_owner": None, "lease_expires_at": None}
+    if is_done(new_state):
+        fields.update(next_poll_at=None, next_poll_reason=None)
+    else:
+        delay = decision.delay if decision.delay is not None else 0.0
+        fields.update(
+            next_poll_at=engine.now() + timedelta(seconds=delay),
+            next_poll_reason=decision.cause[:200],
+        )
+    return fields
+
+
+async def apply(engine: Engine, op: Operation, fence: Fence, decision: Decision) -> bool:
+    """One transaction: exchanges, the transition or observation, the schedule."""
+    now = engine.now()
+    actor = f"observer:{engine.worker_id}"
+    fields = {**decision.fields, **_schedule(engine, op, decision)}
+    async with engine.db.transaction() as session:
+        for ex in decision.exchanges:
+            await ledger.record(session, op, kind="exchange", actor=actor,
+                                cause=f"{ex.operation} {ex.method} -> {ex.status_code}",
+                                now=now, data=ex.to_dict())
+        if decision.to is None:
+            applied = await repo.update_fenced(session, op.id, fence=fence, at=now,
+                                               fields=fields, expect_state=State(op.state))
+            if applied:
+                if decision.observation is not None:
+                    await ledger.record(session, op, kind="observation", actor=actor,
+                                        cause=decision.cause, now=now,
+                                        data=decision.observation)
+                for key, value in fields.items():
+                    setattr(op, key, value)
+            return applied
+        try:
+            applied = await ledger.transition(
+                session, op, decision.to, evidence=decision.evidence or Evidence("none"),
+                actor=actor, cause=decision.cause, now=now, fence=fence, fields=fields,
+                data={"observation": decision.observation} if decision.observation else None,
+            )
+        except TransitionRefused as err:
+            # Exchanges already made stay recorded; the refusal is kept beside them.
+            await ledger.record_refusal(session, op, err, actor=actor, now=now)
+            await repo.update_fenced(session, op.id, fence=fence, at=now,
+                                     fields=_retry_fields(engine, f"refused: {err.reason}"))
+            return False
+        if applied and decision.failed_items:
+            await repo.insert_result_items(session, op.id, decision.failed_items)
+        return applied
+
+
+async def _ensure_lease(engine: Engine, op: Operation, fence: Fence) -> bool:
+    """Renew at half-life so a long chain of steps never outlives its lease."""
+    now = engine.now()
+    if op.lease_expires_at is not None and (op.lease_expires_at - now).total_seconds() > (
+        engine.lease_seconds / 2
+    ):
+        return True
+    async with engine.db.transaction() as session:
+        ok = await repo.renew_lease(session, op.id, fence=fence, now=now,
+                                    lease_seconds=engine.lease_seconds)
+    if ok:
+        op.lease_expires_at = now + timedelta(seconds=engine.lease_seconds)
+    return ok
+
+
+def _retry_fields(engine: Engine, why: str) -> dict[str, Any]:
+    delay = REFUSAL_RETRY_SECONDS * engine.settings.time_scale
+    return {
+        "lease_owner": None,
+        "lease_expires_at": None,
+        "next_poll_at": engine.now() + timedelta(seconds=delay),
+        "next_poll_reason": why[:200],
+    }
+
+
+async def _schedule_retry(engine: Engine, op: Operation, fence: Fence, why: str) -> None:
+    async with engine.db.transaction() as session:
+        await repo.update_fenced(session, op.id, fence=fence, at=engine.now(),
+                                 fields=_retry_fields(engine, why))
+
+
+async def _release_done(engine: Engine, op: Operation, fence: Fence) -> None:
+    async with engine.db.transaction() as session:
+        await repo.update_fenced(
+            session, op.id, fence=fence, at=engine.now(),
+            fields={"lease_owner": None, "lease_expires_at": None, "next_poll_at": None},
+        )

@@ -1,0 +1,77 @@
+"""The observer loop: claim due operations under a lease, process them, sleep until due.
+
+A thin shell: `tick()` is the unit tests drive with a fake clock; `run()` only
+repeats it, waking early when the process learns of new work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from app.observer.context import Engine
+from app.observer.runner import process
+from app.operations import repository as repo
+from app.operations.repository import Fence
+
+log = logging.getLogger(__name__)
+
+CONCURRENCY = 16  # operations processed at once by one observer (provider calls in flight)
+
+
+class Observer:
+    """One observer: any number of them may share a database."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.batch = engine.settings.observer_batch
+        self.interval = engine.settings.observer_interval_seconds
+        self._sem = asyncio.Semaphore(CONCURRENCY)
+        self._stopping = asyncio.Event()
+
+    async def tick(self) -> int:
+        """Claim one batch and process it; returns how many operations were claimed."""
+        engine = self.engine
+        async with engine.db.transaction() as session:
+            ops = await repo.claim_due(
+                session,
+                now=engine.now(),
+                owner=engine.worker_id,
+                lease_seconds=engine.lease_seconds,
+                limit=self.batch,
+                skip_locked=not engine.db.is_sqlite,
+            )
+
+        async def one(op_id: str, token: int) -> None:
+            async with self._sem:
+                op = next(o for o in ops if o.id == op_id)
+                try:
+                    await process(engine, op, Fence(engine.worker_id, token))
+                except Exception:  # one bad operation must not stop the others
+                    log.exception("processing %s failed", op_id)
+
+        if ops:
+            await asyncio.gather(*(one(op.id, op.lease_token) for op in ops))
+        return len(ops)
+
+    async def run(self) -> None:
+        """Tick until `stop()`; in-flight work finishes and releases its leases first."""
+        notifier = self.engine.notifier
+        while not self._stopping.is_set():
+            try:
+                n = await self.tick()
+            except Exception:
+                log.exception("observer tick failed")
+                n = 0
+            if n >= self.batch:
+                continue  # more may be due right now
+            notifier.work.clear()
+            waits = [asyncio.ensure_future(notifier.work.wait()),
+                     asyncio.ensure_future(self._stopping.wait())]
+            _, pending = await asyncio.wait(waits, timeout=self.interval,
+                                            return_when=asyncio.FIRST_COMPLETED)
+            for task in pending:
+                task.cancel()
+
+    def stop(self) -> None:
+        self._stopping.set()

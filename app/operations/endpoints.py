@@ -1,0 +1,179 @@
+"""Agent API routes for operations. Thin: parse, call the service or repository, present."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi.responses import JSONResponse
+
+from app.auth.deps import principal
+from app.core.errors import ApiError
+from app.observer.context import Engine
+from app.operations import repository as repo
+from app.operations import service
+from app.operations.models import Operation
+from app.operations.presenter import to_body
+from app.operations.schemas import (
+    CreateOperationRequest,
+    ErrorBody,
+    HistoryItem,
+    HistoryList,
+    OperationBody,
+    OperationList,
+)
+from app.operations.states import NEEDS_ATTENTION, TERMINAL, State
+
+router = APIRouter(prefix="/v1", tags=["operations"])
+Principal = Annotated[str, Depends(principal)]
+ERRORS: dict[int | str, dict[str, Any]] = {
+    c: {"model": ErrorBody} for c in (400, 401, 404, 409, 413, 422)
+}
+DONE_STATES = frozenset(s.value for s in TERMINAL | NEEDS_ATTENTION)
+MAX_PAGE = 200
+
+
+def engine_of(request: Request) -> Engine:
+    return request.app.state.engine  # type: ignore[no-any-return]
+
+
+async def load(engine: Engine, op_id: str, who: str) -> Operation:
+    """The operation if the caller may see it; another caller's id answers 404."""
+    async with engine.db.transaction() as session:
+        op = await repo.get(session, op_id)
+    if op is None or op.principal != who:
+        raise ApiError(404, "operation_not_found", f"No operation {op_id!r} for this caller.")
+    return op
+
+
+def body_json(op: Operation, engine: Engine, **kw: Any) -> dict[str, Any]:
+    return to_body(op, engine.now(), **kw).model_dump(mode="json")
+
+
+@router.post("/operations", operation_id="createOperation", status_code=202,
+             response_model=OperationBody, responses={200: {"model": OperationBody}, **ERRORS})
+async def create_operation(
+    req: CreateOperationRequest,
+    request: Request,
+    who: Principal,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> JSONResponse:
+    """Start an operation; replays with the same key and body return the same operation."""
+    engine = engine_of(request)
+    op, replayed = await service.create(engine, who, idempotency_key, req)
+    async with engine.db.transaction() as session:
+        fresh = await repo.get(session, op.id) or op
+    headers = {"Location": f"/v1/operations/{op.id}"}
+    if replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return JSONResponse(body_json(fresh, engine), status_code=200 if replayed else 202,
+                        headers=headers)
+
+
+def _encode_cursor(op: Operation) -> str:
+    raw = json.dumps([op.created_at.isoformat(), op.id]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        ts, op_id = json.loads(raw)
+        return datetime.fromisoformat(ts), str(op_id)
+    except (ValueError, TypeError, binascii.Error) as exc:
+        raise ApiError(400, "invalid_cursor", "The cursor is not one this API returned.") from exc
+
+
+@router.get("/operations", operation_id="listOperations", response_model=OperationList,
+            responses=ERRORS)
+async def list_operations(
+    request: Request,
+    who: Principal,
+    status: Annotated[str | None, Query(description="agent status, e.g. processing")] = None,
+    state: Annotated[str | None, Query(description="local state")] = None,
+    provider: str | None = None,
+    in_flight: bool | None = None,
+    trace_id: str | None = None,
+    label: Annotated[str | None, Query(description="key=value")] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+    cursor: str | None = None,
+) -> OperationList:
+    """Newest first, cursor-paginated."""
+    engine = engine_of(request)
+    states: tuple[str, ...] = ()
+    if state:
+        if state not in State.__members__.values():
+            raise ApiError(422, "unknown_state", f"No state {state!r}.")
+        states = (state,)
+    if status:
+        states = _states_for_status(status, states)
+    label_kv = None
+    if label:
+        if "=" not in label:
+            raise ApiError(422, "invalid_label", "label filter must be key=value")
+        k, v = label.split("=", 1)
+        label_kv = (k, v)
+    flt = repo.ListFilter(principal=who, states=states, provider=provider, trace_id=trace_id,
+                          label=label_kv, in_flight=in_flight)
+    before = _decode_cursor(cursor) if cursor else None
+    async with engine.db.transaction() as session:
+        ops = await repo.list_operations(session, flt, limit=limit + 1, before=before,
+                                         done_states=DONE_STATES)
+    now = engine.now()
+    page = ops[:limit]
+    if status:
+        page = [o for o in page if to_body(o, now).status == status]
+    return OperationList(items=[to_body(o, now) for o in page],
+                         next_cursor=_encode_cursor(ops[limit - 1]) if len(ops) > limit else None)
+
+
+_STATUS_STATES: dict[str, frozenset[State]] = {
+    "processing": frozenset(State) - TERMINAL - NEEDS_ATTENTION
+    - {State.CANCEL_REQUESTED, State.CANCELLING},
+    "cancelling": frozenset({State.CANCEL_REQUESTED, State.CANCELLING}),
+    "succeeded": frozenset({State.SUCCEEDED}),
+    "completed_with_errors": frozenset({State.SUCCEEDED}),
+    "failed": frozenset({State.FAILED, State.ABANDONED}),
+    "cancelled": frozenset({State.CANCELLED}),
+    "needs_attention": NEEDS_ATTENTION,
+}
+
+
+def _states_for_status(status: str, states: tuple[str, ...]) -> tuple[str, ...]:
+    allowed = _STATUS_STATES.get(status)
+    if allowed is None:
+        raise ApiError(422, "unknown_status", f"No status {status!r}.",
+                       {"known": sorted(_STATUS_STATES)})
+    names = tuple(s.value for s in allowed)
+    return tuple(s for s in states if s in names) if states else names
+
+
+@router.get("/operations/{op_id}", operation_id="getOperation", response_model=OperationBody,
+            responses=ERRORS)
+async def get_operation(op_id: str, request: Request, who: Principal) -> dict[str, Any]:
+    engine = engine_of(request)
+    return body_json(await load(engine, op_id, who), engine)
+
+
+@router.get("/operations/{op_id}/history", operation_id="getOperationHistory",
+            response_model=HistoryList, responses=ERRORS)
+async def get_history(op_id: str, request: Request, who: Principal) -> HistoryList:
+    engine = engine_of(request)
+    await load(engine, op_id, who)
+    async with engine.db.transaction() as session:
+        rows = await repo.history(session, op_id)
+    return HistoryList(
+        operation_id=op_id,
+        items=[HistoryItem(id=r.id or 0, at=r.at.isoformat().replace("+00:00", "Z"),
+                           kind=r.kind, actor=r.actor, from_state=r.from_state,
+                           to_state=r.to_state, cause=r.cause, data=r.data) for r in rows],
+    )
+
+
+@router.get("/healthz", operation_id="health", include_in_schema=False)
+async def health() -> Response:
+    return Response('{"ok": true}', media_type="application/json")

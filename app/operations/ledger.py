@@ -1,0 +1,118 @@
+"""The one write path for state: check the table, compare-and-set, append history.
+
+A transition is applied only if the state machine allows it with its evidence AND
+the row still has the state, version and lease the writer read. Refusals are
+recorded in history (in their own transaction) and never change the row.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.operations import repository as repo
+from app.operations.models import Operation
+from app.operations.repository import Fence
+from app.operations.states import Evidence, State, TransitionRefused, check_transition
+
+log = logging.getLogger(__name__)
+
+
+async def transition(
+    session: AsyncSession,
+    op: Operation,
+    to: State,
+    *,
+    evidence: Evidence,
+    actor: str,
+    cause: str,
+    now: datetime,
+    fence: Fence | None,
+    fields: dict[str, Any] | None = None,
+    data: Any = None,
+) -> bool:
+    """Apply `op.state -> to`; raises TransitionRefused; False if someone else moved it.
+
+    On success the in-memory `op` is updated to match the row.
+    """
+    from_state = State(op.state)
+    check_transition(from_state, to, evidence)
+    fields = dict(fields or {})
+    applied = await repo.transition(
+        session,
+        op.id,
+        expect_state=from_state,
+        expect_version=op.version,
+        to=to,
+        fence=fence,
+        at=now,
+        fields=fields,
+    )
+    if not applied:
+        return False
+    payload: dict[str, Any] = {"evidence": evidence.kind}
+    if evidence.data:
+        payload["evidence_data"] = evidence.data
+    if data is not None:
+        payload["data"] = data
+    await repo.append_history(
+        session,
+        operation_id=op.id,
+        at=now,
+        kind="transition",
+        actor=actor,
+        cause=cause,
+        from_state=from_state.value,
+        to_state=to.value,
+        data=payload,
+    )
+    for key, value in fields.items():
+        setattr(op, key, value)
+    op.state = to.value
+    op.version += 1
+    op.updated_at = now
+    return True
+
+
+async def record_refusal(
+    session: AsyncSession, op: Operation, err: TransitionRefused, *, actor: str, now: datetime
+) -> None:
+    """A refused transition is evidence too: keep it, change nothing else."""
+    log.warning("refused transition on %s: %s", op.id, err)
+    await repo.append_history(
+        session,
+        operation_id=op.id,
+        at=now,
+        kind="refused",
+        actor=actor,
+        cause=err.reason,
+        from_state=err.from_state.value,
+        to_state=err.to_state.value,
+    )
+
+
+async def record(
+    session: AsyncSession,
+    op: Operation,
+    *,
+    kind: str,
+    actor: str,
+    cause: str,
+    now: datetime,
+    data: Any = None,
+) -> None:
+    """A history row that is not a transition: an exchange, observation or note."""
+    await repo.append_history(
+        session,
+        operation_id=op.id,
+        at=now,
+        kind=kind,
+        actor=actor,
+        cause=cause,
+        from_state=op.state,
+        to_state=op.state,
+        data=data,
+    )

@@ -1,0 +1,189 @@
+"""Turns an operation row into the body an agent reads, with plain-words messages.
+
+Every message says whether the work is finished and what to do next. Models read
+any 2xx as "done" unless told otherwise in words, so the words are the contract.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+from app.operations.models import Operation
+from app.operations.schemas import ErrorOut, NextAction, OperationBody, ProgressOut
+from app.operations.states import CANCELLING_STATES, NEEDS_ATTENTION, State, is_done
+
+MIN_POLL_AFTER = 5.0  # never invite an agent to check more often than this (seconds)
+
+_ATTENTION_WHY = {
+    State.RESULT_TIMED_OUT: "its result deadline passed before the provider finished",
+    State.CANCELLATION_UNCONFIRMED: "the provider never confirmed the cancellation",
+    State.CREATE_UNCONFIRMED: "the gateway could not confirm whether the provider started the job",
+    State.CONTRACT_VIOLATION: "the provider reported conflicting job ids for one request",
+    State.RESULT_UNAVAILABLE: "the provider finished but its result could not be fetched",
+    State.RESULT_VALIDATION_FAILED: "the result was fetched but failed its checks",
+}
+
+
+def agent_status(op: Operation) -> str:
+    state = State(op.state)
+    if state == State.SUCCEEDED:
+        return "completed_with_errors" if failed_items(op) else "succeeded"
+    if state in (State.FAILED, State.ABANDONED):
+        return "failed"
+    if state == State.CANCELLED:
+        return "cancelled"
+    if state in NEEDS_ATTENTION:
+        return "needs_attention"
+    if state in CANCELLING_STATES:
+        return "cancelling"
+    return "processing"
+
+
+def failed_items(op: Operation) -> int:
+    summary = op.result_summary if isinstance(op.result_summary, dict) else {}
+    return int(summary.get("failed") or 0)
+
+
+def _iso(ts: datetime | None) -> str | None:
+    return ts.isoformat().replace("+00:00", "Z") if ts else None
+
+
+def poll_after(op: Operation, now: datetime) -> float | None:
+    if is_done(State(op.state)):
+        return None
+    wait = MIN_POLL_AFTER
+    if op.next_poll_at is not None:
+        wait = max(wait, (op.next_poll_at - now).total_seconds())
+    return float(math.ceil(wait))
+
+
+def _error(op: Operation) -> ErrorOut | None:
+    state = State(op.state)
+    if isinstance(op.error, dict) and op.error.get("code"):
+        return ErrorOut(
+            code=str(op.error["code"]),
+            message=str(op.error.get("message") or ""),
+            details=op.error.get("details"),
+        )
+    if not is_done(state) or state == State.SUCCEEDED:
+        return None
+    if state in NEEDS_ATTENTION:
+        return ErrorOut(code=state.value, message=f"Needs a human: {_ATTENTION_WHY[state]}.")
+    return ErrorOut(code=state.value, message=f"The operation ended {state.value}.")
+
+
+def message_for(op: Operation, poll_s: float | None) -> tuple[str, NextAction | None]:
+    """The plain-words message and the next call an agent should make."""
+    state = State(op.state)
+    oid = op.id
+    status_url = f"/v1/operations/{oid}"
+    wait = f"GET {status_url}/wait"
+    what = f"The {op.kind} job"
+    if state == State.SUCCEEDED:
+        n_failed = failed_items(op)
+        late = " The cancel request came too late: the job finished first." if (
+            op.cancel_requested_at is not None
+        ) else ""
+        if n_failed:
+            return (
+                f"{what} FINISHED, but {n_failed} items FAILED (completed with errors)."
+                f"{late} Review the failed items at GET {status_url}/errors before reporting "
+                "success, and report the failures too.",
+                NextAction(call=f"GET {status_url}/errors"),
+            )
+        return (
+            f"{what} has FINISHED and SUCCEEDED; the result was collected and checked.{late} "
+            f"You may report success. The result is in `result` or at GET {status_url}/result.",
+            NextAction(call=f"GET {status_url}/result"),
+        )
+    if state == State.FAILED:
+        reason = op.error.get("message") if isinstance(op.error, dict) else None
+        return (
+            f"{what} has FINISHED and FAILED{': ' + reason if reason else ''}. "
+            "Do not report success. Report the failure; start a new operation only if "
+            "the input should change or the failure was transient.",
+            None,
+        )
+    if state == State.ABANDONED:
+        return (
+            f"{what} was ABANDONED by an operator; no more work will happen. "
+            "Do not report success. See `error` for who decided and why.",
+            None,
+        )
+    if state == State.CANCELLED:
+        return (
+            f"{what} was CANCELLED, and the provider confirmed it. It did not succeed. "
+            "Do not report success.",
+            None,
+        )
+    if state in NEEDS_ATTENTION:
+        return (
+            f"{what} is NOT finished successfully and NEEDS A HUMAN: {_ATTENTION_WHY[state]}. "
+            "Do not report success and do not start the work again yourself. "
+            f"Tell the user that operation {oid} needs attention (GET /v1/attention).",
+            NextAction(call="GET /v1/attention"),
+        )
+    after = poll_s or MIN_POLL_AFTER
+    if state in CANCELLING_STATES:
+        return (
+            f"Cancellation of {what.lower()} was REQUESTED but is NOT confirmed yet; the job "
+            "may still finish. Do not report it as cancelled. "
+            f"Call wait_for_operation({oid}) or {wait}; check again in at least {after:g} seconds.",
+            NextAction(call=wait, after_seconds=after),
+        )
+    started = "has STARTED" if op.remote_job_id else "is being STARTED"
+    return (
+        f"{what} {started} and is NOT finished. Do not report success. "
+        f"Call wait_for_operation({oid}) or {wait}; check again in at least {after:g} seconds.",
+        NextAction(call=wait, after_seconds=after),
+    )
+
+
+def to_body(op: Operation, now: datetime, *, outcome: str | None = None) -> OperationBody:
+    """The SPEC section 4 body for any state."""
+    poll_s = poll_after(op, now)
+    message, next_action = message_for(op, poll_s)
+    if outcome == "timed_out":
+        message = (
+            f"The wait ended but the operation is NOT finished: it continues in the background. "
+            f"Do not report success. Check later with GET /v1/operations/{op.id}/wait "
+            f"(operation id {op.id}). " + message
+        )
+    progress = None
+    if op.progress_completed is not None or op.progress_total is not None:
+        progress = ProgressOut(completed=op.progress_completed, total=op.progress_total)
+    summary = op.result_summary if isinstance(op.result_summary, dict) else None
+    done_ok = State(op.state) == State.SUCCEEDED
+    result: Any = op.result if done_ok else None
+    return OperationBody(
+        operation_id=op.id,
+        status=agent_status(op),  # type: ignore[arg-type]
+        done=is_done(State(op.state)),
+        state=op.state,
+        message=message,
+        next_action=next_action,
+        poll_after_seconds=poll_s,
+        status_url=f"/v1/operations/{op.id}",
+        provider=op.provider,
+        kind=op.kind,
+        remote_job_id=op.remote_job_id,
+        remote_state=op.remote_state,
+        progress=progress,
+        result=result,
+        result_url=f"/v1/operations/{op.id}/result" if done_ok else None,
+        result_summary=summary,
+        errors_url=f"/v1/operations/{op.id}/errors?limit=50" if failed_items(op) else None,
+        error=_error(op),
+        trace_id=op.trace_id,
+        labels=op.labels or {},
+        created_at=_iso(op.created_at) or "",
+        updated_at=_iso(op.updated_at) or "",
+        deadlines={
+            "create_at": _iso(op.create_deadline_at),
+            "result_at": _iso(op.result_deadline_at),
+            "cancel_at": _iso(op.cancel_deadline_at),
+        },
+        outcome=outcome,
+    )

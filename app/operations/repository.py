@@ -1,0 +1,262 @@
+"""All SQL about operations and their history. Functions flush, never commit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.operations.models import HistoryEntry, Operation, ResultItem
+from app.operations.states import State
+
+OPS = Operation.__table__  # type: ignore[attr-defined]
+HIST = HistoryEntry.__table__  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class Fence:
+    """Who may write: the lease holder's owner id and the token its claim received."""
+
+    owner: str
+    token: int
+
+
+async def insert_operation(session: AsyncSession, op: Operation) -> None:
+    session.add(op)
+    await session.flush()
+
+
+async def get(session: AsyncSession, op_id: str) -> Operation | None:
+    return await session.get(Operation, op_id, populate_existing=True)
+
+
+async def get_by_key(session: AsyncSession, principal: str, key: str) -> Operation | None:
+    stmt = select(Operation).where(
+        Operation.principal == principal, Operation.idempotency_key == key
+    )
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def append_history(
+    session: AsyncSession,
+    *,
+    operation_id: str,
+    at: datetime,
+    kind: str,
+    actor: str,
+    cause: str,
+    from_state: str | None = None,
+    to_state: str | None = None,
+    data: Any = None,
+) -> None:
+    await session.execute(
+        HIST.insert().values(
+            operation_id=operation_id,
+            at=at,
+            kind=kind,
+            actor=actor,
+            cause=cause,
+            from_state=from_state,
+            to_state=to_state,
+            data=data,
+        )
+    )
+
+
+def _fenced(op_id: str, fence: Fence | None) -> Any:
+    cond = OPS.c.id == op_id
+    if fence is not None:
+        cond = and_(cond, OPS.c.lease_owner == fence.owner, OPS.c.lease_token == fence.token)
+    return cond
+
+
+async def transition(
+    session: AsyncSession,
+    op_id: str,
+    *,
+    expect_state: State,
+    expect_version: int,
+    to: State,
+    fence: Fence | None,
+    at: datetime,
+    fields: dict[str, Any],
+) -> bool:
+    """Compare-and-set the state; True only if the row still had the expected state,
+    version and (when fenced) lease. The caller writes the history row when applied."""
+    stmt = (
+        update(OPS)
+        .where(
+            _fenced(op_id, fence),
+            OPS.c.state == expect_state.value,
+            OPS.c.version == expect_version,
+        )
+        .values(state=to.value, version=OPS.c.version + 1, updated_at=at, **fields)
+    )
+    result = await session.execute(stmt)
+    return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
+
+
+async def update_fenced(
+    session: AsyncSession,
+    op_id: str,
+    *,
+    fence: Fence | None,
+    at: datetime,
+    fields: dict[str, Any],
+    expect_state: State | None = None,
+) -> bool:
+    """Write fields without a state change (observations, schedule), fenced by the lease."""
+    cond = _fenced(op_id, fence)
+    if expect_state is not None:
+        cond = and_(cond, OPS.c.state == expect_state.value)
+    result = await session.execute(update(OPS).where(cond).values(updated_at=at, **fields))
+    return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
+
+
+async def claim_due(
+    session: AsyncSession,
+    *,
+    now: datetime,
+    owner: str,
+    lease_seconds: float,
+    limit: int,
+    skip_locked: bool,
+    only_id: str | None = None,
+) -> list[Operation]:
+    """Take a lease on up to `limit` due operations (one statement).
+
+    The claim bumps the lease token (the fence) and pushes `next_poll_at` to the
+    lease expiry, so a holder that dies makes the row due again exactly when its
+    lease lapses, and the due index never returns rows that are being worked on.
+    """
+    expires = now + timedelta(seconds=lease_seconds)
+    due = select(OPS.c.id).where(
+        OPS.c.next_poll_at.is_not(None),
+        OPS.c.next_poll_at <= now,
+        or_(OPS.c.lease_expires_at.is_(None), OPS.c.lease_expires_at <= now),
+    )
+    if only_id is not None:
+        due = due.where(OPS.c.id == only_id)
+    due = due.order_by(OPS.c.next_poll_at).limit(limit)
+    if skip_locked:
+        due = due.with_for_update(skip_locked=True)
+    stmt = (
+        update(OPS)
+        .where(OPS.c.id.in_(due.scalar_subquery()))
+        .values(
+            lease_owner=owner,
+            lease_token=OPS.c.lease_token + 1,
+            lease_expires_at=expires,
+            next_poll_at=expires,
+        )
+        .returning(OPS.c.id)
+    )
+    ids = [row[0] for row in (await session.execute(stmt)).all()]
+    if not ids:
+        return []
+    rows = await session.execute(
+        select(Operation).where(Operation.id.in_(ids)).execution_options(populate_existing=True)
+    )
+    ops = list(rows.scalars())
+    ops.sort(key=lambda o: ids.index(o.id))
+    return ops
+
+
+async def renew_lease(
+    session: AsyncSession, op_id: str, *, fence: Fence, now: datetime, lease_seconds: float
+) -> bool:
+    expires = now + timedelta(seconds=lease_seconds)
+    return await update_fenced(
+        session,
+        op_id,
+        fence=fence,
+        at=now,
+        fields={"lease_expires_at": expires, "next_poll_at": expires},
+    )
+
+
+async def history(session: AsyncSession, op_id: str) -> list[HistoryEntry]:
+    stmt = select(HistoryEntry).where(HistoryEntry.operation_id == op_id).order_by(HistoryEntry.id)
+    return list((await session.execute(stmt)).scalars())
+
+
+@dataclass(frozen=True)
+class ListFilter:
+    principal: str | None = None
+    states: tuple[str, ...] = ()
+    provider: str | None = None
+    trace_id: str | None = None
+    label: tuple[str, str] | None = None
+    in_flight: bool | None = None
+
+
+async def list_operations(
+    session: AsyncSession,
+    flt: ListFilter,
+    *,
+    limit: int,
+    before: tuple[datetime, str] | None,
+    done_states: frozenset[str],
+) -> list[Operation]:
+    """Newest first; keyset pagination on (created_at, id)."""
+    stmt = select(Operation)
+    if flt.principal is not None:
+        stmt = stmt.where(Operation.principal == flt.principal)
+    if flt.states:
+        stmt = stmt.where(OPS.c.state.in_(flt.states))
+    if flt.provider:
+        stmt = stmt.where(Operation.provider == flt.provider)
+    if flt.trace_id:
+        stmt = stmt.where(Operation.trace_id == flt.trace_id)
+    if flt.in_flight is True:
+        stmt = stmt.where(OPS.c.state.not_in(done_states))
+    elif flt.in_flight is False:
+        stmt = stmt.where(OPS.c.state.in_(done_states))
+    if before is not None:
+        ts, op_id = before
+        stmt = stmt.where(
+            or_(OPS.c.created_at < ts, and_(OPS.c.created_at == ts, OPS.c.id < op_id))
+        )
+    stmt = stmt.order_by(OPS.c.created_at.desc(), OPS.c.id.desc())
+    if flt.label is None:
+        return list((await session.execute(stmt.limit(limit))).scalars())
+    # Labels are a small JSON object; filter in Python over a bounded scan so the same
+    # code works on SQLite and PostgreSQL.
+    key, value = flt.label
+    out: list[Operation] = []
+    async for op in await session.stream_scalars(stmt):
+        if isinstance(op.labels, dict) and str(op.labels.get(key)) == value:
+            out.append(op)
+            if len(out) >= limit:
+                break
+    return out
+
+
+async def count_by_state(session: AsyncSession) -> dict[str, int]:
+    rows = await session.execute(select(OPS.c.state, func.count()).group_by(OPS.c.state))
+    return {state: n for state, n in rows.all()}
+
+
+async def insert_result_items(session: AsyncSession, op_id: str, items: list[Any]) -> None:
+    if not items:
+        return
+    table = ResultItem.__table__  # type: ignore[attr-defined]
+    await session.execute(
+        table.insert(),
+        [{"operation_id": op_id, "position": i, "item": item} for i, item in enumerate(items)],
+    )
+
+
+async def result_items(
+    session: AsyncSession, op_id: str, *, after: int, limit: int
+) -> list[ResultItem]:
+    stmt = (
+        select(ResultItem)
+        .where(ResultItem.operation_id == op_id, ResultItem.position > after)
+        .order_by(ResultItem.position)
+        .limit(limit)
+    )
+    return list((await session.execute(stmt)).scalars())

@@ -1,0 +1,64 @@
+"""The collected result, and the bounded pages of failed items of a partial result."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+
+from app.core.errors import ApiError
+from app.operations import repository as repo
+from app.operations.endpoints import ERRORS, Principal, engine_of, load
+from app.operations.presenter import agent_status, to_body
+from app.operations.states import State
+
+router = APIRouter(prefix="/v1", tags=["operations"])
+MAX_ERRORS_PAGE = 200
+
+
+@router.get("/operations/{op_id}/result", operation_id="getOperationResult", responses=ERRORS)
+async def get_result(op_id: str, request: Request, who: Principal) -> Response:
+    """The result, only once collected and checked; otherwise 409 saying why."""
+    engine = engine_of(request)
+    op = await load(engine, op_id, who)
+    if State(op.state) != State.SUCCEEDED:
+        body = to_body(op, engine.now())
+        raise ApiError(409, "result_not_available",
+                       f"No result: the operation is {op.state} ({body.status}). {body.message}",
+                       {"state": op.state, "status": body.status, "done": body.done})
+    if op.result_ref:
+        data = json.loads(engine.results.get(op.result_ref))
+    else:
+        data = op.result
+    payload = {"operation_id": op.id, "status": agent_status(op), "result": data,
+               "size": op.result_size, "sha256": op.result_sha256,
+               "result_summary": op.result_summary}
+    return Response(json.dumps(payload), media_type="application/json")
+
+
+@router.get("/operations/{op_id}/errors", operation_id="getOperationErrors", responses=ERRORS)
+async def get_errors(
+    op_id: str,
+    request: Request,
+    who: Principal,
+    limit: Annotated[int, Query(ge=1, le=MAX_ERRORS_PAGE)] = 50,
+    cursor: Annotated[str | None, Query()] = None,
+) -> dict[str, Any]:
+    """Failed items, `limit` at a time; `next_cursor` is null on the last page."""
+    engine = engine_of(request)
+    await load(engine, op_id, who)
+    after = -1
+    if cursor is not None:
+        if not cursor.lstrip("-").isdigit():
+            raise ApiError(400, "invalid_cursor", "The cursor is not one this API returned.")
+        after = int(cursor)
+    async with engine.db.transaction() as session:
+        rows = await repo.result_items(session, op_id, after=after, limit=limit + 1)
+    page = rows[:limit]
+    return {
+        "operation_id": op_id,
+        "items": [{"position": r.position, "item": r.item} for r in page],
+        "next_cursor": str(page[-1].position) if len(rows) > limit else None,
+    }

@@ -1,0 +1,111 @@
+"""Request and response bodies of the agent API (what OpenAPI documents)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl
+
+MAX_LABELS = 20
+
+
+class DeadlinesIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    create_seconds: float | None = Field(default=None, gt=0, le=7 * 86400)
+    result_seconds: float | None = Field(default=None, gt=0, le=30 * 86400)
+    cancel_seconds: float | None = Field(default=None, gt=0, le=7 * 86400)
+
+
+class CreateOperationRequest(BaseModel):
+    """Start an operation. The `Idempotency-Key` header is required."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str = Field(min_length=1, max_length=64)
+    kind: str = Field(min_length=1, max_length=64)
+    input: dict[str, Any]
+    deadlines: DeadlinesIn | None = None
+    callback_url: HttpUrl | None = None
+    labels: dict[str, str] = Field(default_factory=dict, max_length=MAX_LABELS)
+    approval: dict[str, Any] | None = None
+
+
+class NextAction(BaseModel):
+    call: str
+    after_seconds: float | None = None
+
+
+class ProgressOut(BaseModel):
+    completed: int | None = None
+    total: int | None = None
+
+
+class ErrorOut(BaseModel):
+    code: str
+    message: str
+    details: dict[str, Any] | None = None
+
+
+class OperationBody(BaseModel):
+    """The operation as an agent sees it (SPEC section 4)."""
+
+    operation_id: str
+    status: Literal[
+        "processing",
+        "cancelling",
+        "succeeded",
+        "completed_with_errors",
+        "failed",
+        "cancelled",
+        "needs_attention",
+    ]
+    done: bool
+    state: str
+    message: str
+    next_action: NextAction | None
+    poll_after_seconds: float | None
+    status_url: str
+    provider: str
+    kind: str
+    remote_job_id: str | None
+    remote_state: str | None
+    progress: ProgressOut | None
+    result: Any = None
+    result_url: str | None = None
+    result_summary: dict[str, Any] | None = None
+    errors_url: str | None = None
+    error: ErrorOut | None = None
+    trace_id: str
+    labels: dict[str, str] = Field(default_factory=dict)
+    created_at: str
+    updated_at: str
+    deadlines: dict[str, str | None]
+    outcome: str | None = Field(
+        default=None, description="Only on /wait: how the wait ended."
+    )
+
+
+class OperationList(BaseModel):
+    items: list[OperationBody]
+    next_cursor: str | None
+
+
+class HistoryItem(BaseModel):
+    id: int
+    at: str
+    kind: str
+    actor: str
+    from_state: str | None
+    to_state: str | None
+    cause: str
+    data: Any = None
+
+
+class HistoryList(BaseModel):
+    operation_id: str
+    items: list[HistoryItem]
+
+
+class ErrorBody(BaseModel):
+    error: ErrorOut

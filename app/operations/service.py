@@ -1,0 +1,166 @@
+"""Intake: validate, record the intent durably, then hand the operation to the runner.
+
+Intent before effect: the operation row (token, fingerprint, deadlines, trace id,
+caller) is committed before any provider call, and the request holds the first
+lease so no observer races it; if the process dies, the lease lapses and an
+observer resumes the create with the same token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+from typing import Any
+
+import rfc8785
+from sqlalchemy.exc import IntegrityError
+from ulid import ULID
+
+from app.core import faults
+from app.core.errors import ApiError
+from app.observer.context import Engine
+from app.observer.runner import process
+from app.operations import repository as repo
+from app.operations.models import Operation
+from app.operations.repository import Fence
+from app.operations.schemas import CreateOperationRequest
+from app.operations.states import State
+
+MAX_KEY_LENGTH = 255
+
+
+def fingerprint(provider: str, kind: str, input_: Any) -> str:
+    """sha256 of the RFC 8785 canonical JSON of what makes two requests the same."""
+    raw = rfc8785.dumps({"provider": provider, "kind": kind, "input": input_})
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def new_operation_id() -> str:
+    return f"op_{ULID()}"
+
+
+def new_trace_id() -> str:
+    return f"tr_{secrets.token_hex(16)}"
+
+
+def new_provider_token() -> str:
+    """High-entropy, never derived from the caller's key (keys are per caller, tokens global)."""
+    return f"jg_{secrets.token_urlsafe(24)}"
+
+
+def check_key(key: str | None) -> str:
+    if not key:
+        raise ApiError(
+            400,
+            "idempotency_key_required",
+            "Send an Idempotency-Key header: a unique string you choose for this logical "
+            "operation (for example a UUID you generate once and store with your task). "
+            "Reuse the SAME key when you retry after a timeout, so the work is not started "
+            "twice; use a NEW key only for new work.",
+        )
+    if len(key) > MAX_KEY_LENGTH or not key.isprintable():
+        raise ApiError(400, "idempotency_key_invalid",
+                       f"Idempotency-Key must be printable and at most {MAX_KEY_LENGTH} chars.")
+    return key
+
+
+def check_target(engine: Engine, req: CreateOperationRequest) -> None:
+    profile = engine.profiles.get(req.provider)
+    if profile is None:
+        raise ApiError(422, "unknown_provider", f"No provider profile named {req.provider!r}.",
+                       {"known": sorted(engine.profiles)})
+    if req.kind not in profile.kinds:
+        raise ApiError(422, "unknown_kind",
+                       f"Provider {req.provider!r} has no kind {req.kind!r}.",
+                       {"known": sorted(profile.kinds)})
+
+
+async def create(
+    engine: Engine, principal: str, key: str | None, req: CreateOperationRequest
+) -> tuple[Operation, bool]:
+    """Returns (operation, replayed)."""
+    key = check_key(key)
+    check_target(engine, req)
+    fp = fingerprint(req.provider, req.kind, req.input)
+    async with engine.db.transaction() as session:
+        existing = await repo.get_by_key(session, principal, key)
+    if existing is not None:
+        return _replay(existing, fp), True
+    op = _new_operation(engine, principal, key, fp, req)
+    try:
+        async with engine.db.transaction() as session:
+            await repo.insert_operation(session, op)
+            await repo.append_history(
+                session, operation_id=op.id, at=op.created_at, kind="transition",
+                actor=f"agent:{principal}", cause="intent recorded before any provider call",
+                from_state=None, to_state=State.CREATE_PENDING.value,
+                data={"fingerprint": fp, "idempotency_key": key, "trace_id": op.trace_id,
+                      "provider_token": op.provider_token,
+                      "deadlines": {"create_at": op.create_deadline_at.isoformat(),
+                                    "result_at": op.result_deadline_at.isoformat()}},
+            )
+    except IntegrityError:
+        # A concurrent request with the same key won the insert: answer as its replay.
+        async with engine.db.transaction() as session:
+            existing = await repo.get_by_key(session, principal, key)
+        if existing is None:
+            raise
+        return _replay(existing, fp), True
+    faults.maybe_crash(engine.settings, "after_intent_commit")
+    await process(engine, op, Fence(op.lease_owner or "", op.lease_token))
+    engine.notifier.kick()
+    return op, False
+
+
+def _replay(existing: Operation, fp: str) -> Operation:
+    if existing.fingerprint != fp:
+        raise ApiError(
+            422,
+            "idempotency_key_reused",
+            "This Idempotency-Key was already used for a DIFFERENT request (provider, kind or "
+            "input changed). A changed input is a new operation: choose a new key.",
+            {"operation_id": existing.id},
+        )
+    return existing
+
+
+def _new_operation(
+    engine: Engine, principal: str, key: str, fp: str, req: CreateOperationRequest
+) -> Operation:
+    now = engine.now()
+    profile = engine.profiles[req.provider]
+    asked = req.deadlines
+    scale = engine.settings.time_scale
+
+    def seconds(asked_value: float | None, default: float) -> float:
+        return asked_value if asked_value is not None else default * scale
+
+    create_s = seconds(asked.create_seconds if asked else None, profile.deadlines.create_seconds)
+    result_s = seconds(asked.result_seconds if asked else None, profile.deadlines.result_seconds)
+    lease_until = now + timedelta(seconds=engine.lease_seconds)
+    return Operation(
+        id=new_operation_id(),
+        principal=principal,
+        idempotency_key=key,
+        fingerprint=fp,
+        provider=req.provider,
+        kind=req.kind,
+        input=req.input,
+        provider_token=new_provider_token(),
+        trace_id=new_trace_id(),
+        state=State.CREATE_PENDING.value,
+        version=0,
+        create_deadline_at=now + timedelta(seconds=create_s),
+        result_deadline_at=now + timedelta(seconds=max(result_s, create_s)),
+        next_poll_at=lease_until,  # due again only if this request dies holding the lease
+        poll_attempt=0,
+        lease_owner=f"{engine.worker_id}/intake",
+        lease_expires_at=lease_until,
+        lease_token=1,
+        callback_url=str(req.callback_url) if req.callback_url else None,
+        labels=req.labels,
+        approval=req.approval,
+        created_at=now,
+        updated_at=now,
+    )

@@ -1,0 +1,103 @@
+"""Server-side waiting: hold the request until the operation is done, or stream its events.
+
+The agent makes ONE call instead of polling in its reasoning loop. Waiters sleep on
+an in-process notification and re-read at a bounded interval, so work finished by
+another process is seen too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Request
+from sse_starlette.sse import EventSourceResponse
+
+from app.core.errors import ApiError
+from app.operations import repository as repo
+from app.operations.endpoints import ERRORS, Principal, body_json, engine_of, load
+from app.operations.presenter import agent_status
+from app.operations.schemas import OperationBody
+from app.operations.states import State, is_done
+
+router = APIRouter(prefix="/v1", tags=["operations"])
+
+REREAD_SECONDS = 1.0  # a waiter re-reads at least this often (work done by other processes)
+
+
+def outcome_of(status: str) -> str:
+    return {"processing": "timed_out", "cancelling": "timed_out"}.get(status, status)
+
+
+@router.get("/operations/{op_id}/wait", operation_id="waitOperation",
+            response_model=OperationBody, responses=ERRORS)
+async def wait_operation(
+    op_id: str,
+    request: Request,
+    who: Principal,
+    timeout: Annotated[float | None, Query(ge=0, description="seconds to wait")] = None,
+) -> dict[str, Any]:
+    """Block until done or `timeout`; `outcome` says which."""
+    engine = engine_of(request)
+    settings = engine.settings
+    limit = settings.wait_default_seconds if timeout is None else timeout
+    limit = min(limit, settings.wait_max_seconds)
+    ends = time.monotonic() + limit
+    while True:
+        op = await load(engine, op_id, who)
+        if is_done(State(op.state)):
+            return body_json(op, engine, outcome=outcome_of(agent_status(op)))
+        left = ends - time.monotonic()
+        if left <= 0 or await request.is_disconnected():
+            return body_json(op, engine, outcome="timed_out")
+        await engine.notifier.wait(op_id, min(left, REREAD_SECONDS))
+
+
+@router.get("/operations/{op_id}/events", operation_id="streamOperationEvents",
+            responses=ERRORS)
+async def stream_events(
+    op_id: str,
+    request: Request,
+    who: Principal,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> EventSourceResponse:
+    """One SSE event per history row (transition, observation, exchange) until done."""
+    engine = engine_of(request)
+    await load(engine, op_id, who)
+    after = 0
+    if last_event_id:
+        if not last_event_id.isdigit():
+            raise ApiError(400, "invalid_last_event_id", "Last-Event-ID must be an event id.")
+        after = int(last_event_id)
+
+    async def events() -> AsyncIterator[dict[str, Any]]:
+        nonlocal after
+        while True:
+            async with engine.db.transaction() as session:
+                rows = [r for r in await repo.history(session, op_id) if (r.id or 0) > after]
+                op = await repo.get(session, op_id)
+            for r in rows:
+                after = r.id or after
+                yield {
+                    "id": str(r.id),
+                    "event": r.kind,
+                    "data": _json({"at": r.at.isoformat(), "kind": r.kind, "actor": r.actor,
+                                   "from_state": r.from_state, "to_state": r.to_state,
+                                   "cause": r.cause}),
+                }
+            if op is None or is_done(State(op.state)):
+                if op is not None:
+                    yield {"event": "done", "data": _json(body_json(op, engine))}
+                return
+            if await request.is_disconnected():
+                return
+            await engine.notifier.wait(op_id, REREAD_SECONDS)
+
+    return EventSourceResponse(events())
+
+
+def _json(obj: Any) -> str:
+    import json
+
+    return json.dumps(obj, default=str)

@@ -1,0 +1,91 @@
+"""What a provider call returns to the rest of jobgate: classified, sanitized outcomes.
+
+The provider client turns every HTTP exchange into a `CallResult`. Callers never
+see raw httpx objects, credentials or unbounded bodies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Outcome(StrEnum):
+    """How one provider call ended, from the gateway's point of view."""
+
+    OK = "ok"  # a 2xx with a body we could read
+    REJECTED = "rejected"  # a definitive 4xx: the provider refused, retrying is pointless
+    AMBIGUOUS = "ambiguous"  # timeout, reset, 5xx: the effect may or may not have happened
+    RATE_LIMITED = "rate_limited"  # 429 (Retry-After in retry_after_seconds)
+    NOT_FOUND = "not_found"  # 404 on a job or result
+    CONFLICT = "conflict"  # 409: e.g. cancel of a finished job, result not ready
+
+
+class RemoteClass(StrEnum):
+    """The provider's state names mapped onto the classes jobgate reasons about."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    SUCCEEDED_PARTIAL = "succeeded_partial"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """Sanitized record of one HTTP exchange, safe to store in history."""
+
+    operation: str  # create | status | cancel | result | lookup
+    method: str
+    url: str  # without query-string secrets
+    status_code: int | None
+    request_headers: dict[str, str]  # credentials redacted
+    request_body: str | None  # truncated
+    response_headers: dict[str, str]
+    response_body: str | None  # truncated
+    duration_ms: float
+    error: str | None = None  # exception class and message for transport failures
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict for the history table."""
+        return {
+            "operation": self.operation,
+            "method": self.method,
+            "url": self.url,
+            "status_code": self.status_code,
+            "request_headers": self.request_headers,
+            "request_body": self.request_body,
+            "response_headers": self.response_headers,
+            "response_body": self.response_body,
+            "duration_ms": round(self.duration_ms, 2),
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class Progress:
+    completed: int | None = None
+    total: int | None = None
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """A classified provider answer with the fields the profile's pointers extract."""
+
+    outcome: Outcome
+    exchange: Exchange
+    body: Any = None  # parsed JSON body (may be None)
+    remote_job_id: str | None = None
+    remote_state: str | None = None  # the provider's own word
+    remote_class: RemoteClass | None = None  # mapped through the profile
+    progress: Progress | None = None
+    result: Any = None  # result payload (status body inline or result endpoint)
+    result_sha256: str | None = None  # checksum the provider claims for the result
+    items: dict[str, int] | None = None  # processed / succeeded / failed counts
+    failed_items: list[Any] = field(default_factory=list)
+    error: dict[str, Any] | None = None  # provider's error object, if any
+    retry_after_seconds: float | None = None  # Retry-After header, seconds (date parsed)
+    poll_hint_seconds: float | None = None  # provider's own poll hint from the body
+    job_ids: list[str] = field(default_factory=list)  # lookup: matching job ids, oldest first

@@ -1,0 +1,1 @@
+"""Result collection: checks and storage."""

@@ -1,0 +1,204 @@
+"""Shared fixtures: a fresh migrated database per test, the real mock provider, the gateway.
+
+The back-end comes from JOBGATE_DATABASE_URL as given to `make test` (SQLite when
+unset); every other JOBGATE_* variable is stripped so the machine's environment
+never leaks into a test.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import shutil
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy.engine import make_url
+
+from app.core.clock import FakeClock
+from app.core.config import Settings
+from app.core.migrate import upgrade
+from tests.support.servers import serve_app
+
+BACKEND_URL = os.environ.get("JOBGATE_DATABASE_URL", "")
+for _name in list(os.environ):
+    if _name.startswith("JOBGATE_"):
+        del os.environ[_name]
+
+IS_POSTGRES = BACKEND_URL.startswith("postgresql")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-slow", action="store_true", help="run slow soak/scale tests")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    skip_slow = pytest.mark.skip(reason="slow: pass --run-slow")
+    for item in items:
+        if inspect.iscoroutinefunction(getattr(item, "function", None)):
+            item.add_marker(pytest.mark.anyio)
+        if "slow" in item.keywords and not config.getoption("--run-slow"):
+            item.add_marker(skip_slow)
+        if "postgres_only" in item.keywords and not IS_POSTGRES:
+            item.add_marker(pytest.mark.skip(reason="needs JOBGATE_DATABASE_URL=postgresql://"))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+# --- databases -------------------------------------------------------------------------
+
+
+def _pg_admin(sql: str) -> None:
+    import psycopg
+
+    u = make_url(BACKEND_URL)
+    with psycopg.connect(
+        host=u.host or "127.0.0.1", port=u.port or 5432, user=u.username or "postgres",
+        password=u.password, dbname=u.database or "postgres", autocommit=True,
+    ) as conn:
+        conn.execute(sql)  # type: ignore[arg-type]
+
+
+def _pg_url(name: str) -> str:
+    return make_url(BACKEND_URL).set(database=name).render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="session")
+def db_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A migrated database built once by `alembic upgrade head`; tests get copies."""
+    if IS_POSTGRES:
+        name = f"jobgate_tpl_{uuid.uuid4().hex[:10]}"
+        _pg_admin(f'CREATE DATABASE "{name}"')
+        upgrade(_pg_url(name))
+        yield name
+        _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    else:
+        path = tmp_path_factory.mktemp("tpl") / "template.db"
+        upgrade(f"sqlite:///{path}")
+        yield str(path)
+
+
+@pytest.fixture
+def database_url(db_template: str, tmp_path: Path) -> Iterator[str]:
+    """A fresh database for one test, on the back-end under test."""
+    if IS_POSTGRES:
+        name = f"jobgate_t_{uuid.uuid4().hex[:12]}"
+        _pg_admin(f'CREATE DATABASE "{name}" TEMPLATE "{db_template}"')
+        yield _pg_url(name)
+        _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    else:
+        path = tmp_path / "jobgate.db"
+        shutil.copy(db_template, path)
+        yield f"sqlite:///{path}"
+
+
+# --- the mock provider -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def mock_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The real mock provider on a real uvicorn server, shared by all tests.
+
+    Tests never share a token (each operation gets a fresh one), so they read the
+    mock's counters filtered by their own token.
+    """
+    from app.mock_provider.app import create_app as create_mock
+    from app.mock_provider.settings import MockSettings
+
+    state = tmp_path_factory.mktemp("mock") / "mock.db"
+    with serve_app(create_mock(MockSettings(state_path=str(state)))) as url:
+        yield url
+
+
+@pytest.fixture
+def mock_client(mock_url: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=mock_url, timeout=10) as client:
+        yield client
+
+
+# --- the gateway -----------------------------------------------------------------------
+
+
+@dataclass
+class Gateway:
+    """The gateway under test: an HTTP client, its app, its clock and its observer."""
+
+    http: httpx.AsyncClient
+    app: Any
+    clock: FakeClock
+    mock: httpx.Client
+
+    @property
+    def engine(self) -> Any:
+        return self.app.state.engine
+
+    async def tick(self, advance: float = 0.0) -> int:
+        """Move the clock, then run one observer tick (what the background loop does)."""
+        if advance:
+            self.clock.advance(advance)
+        return int(await self.app.state.observer.tick())
+
+    async def run_until_done(self, op_id: str, *, step: float = 5.0, max_ticks: int = 200) -> Any:
+        """Advance time and tick until the operation is done; returns its body."""
+        for _ in range(max_ticks):
+            body = (await self.http.get(f"/v1/operations/{op_id}")).json()
+            if body["done"]:
+                return body
+            await self.tick(step)
+        raise AssertionError(f"{op_id} not done after {max_ticks} ticks: {body}")
+
+    async def start(self, scenario: dict[str, Any] | None = None, *, key: str | None = None,
+                    **extra: Any) -> httpx.Response:
+        body: dict[str, Any] = {"provider": "mock", "kind": "report",
+                                "input": {"scenario": scenario or {"name": "fast"}}}
+        body.update(extra)
+        return await self.http.post("/v1/operations", json=body,
+                                    headers={"Idempotency-Key": key or uuid.uuid4().hex})
+
+    def stats(self, token: str) -> dict[str, Any]:
+        return dict(self.mock.get("/_mock/stats", params={"token": token}).json())
+
+    async def token_of(self, op_id: str) -> str:
+        async with self.engine.db.transaction() as session:
+            from app.operations import repository as repo
+
+            op = await repo.get(session, op_id)
+        assert op is not None
+        return op.provider_token
+
+
+def make_settings(database_url: str, mock_url: str, tmp_path: Path, **kw: Any) -> Settings:
+    values: dict[str, Any] = {
+        "database_url": database_url,
+        "data_dir": tmp_path / "data",
+        "mock_provider_url": mock_url,
+        "auth": "dev",
+        "observer_id": "test-observer",
+        "lease_seconds": 30.0,
+    }
+    values.update(kw)
+    return Settings(**values)
+
+
+@pytest.fixture
+async def gateway(
+    database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
+) -> AsyncIterator[Gateway]:
+    """The gateway in-process with a fake clock; the observer runs only when a test ticks."""
+    from app.main import create_app
+
+    clock = FakeClock()
+    app = create_app(make_settings(database_url, mock_url, tmp_path), clock=clock,
+                     run_observer=False)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as http:
+            yield Gateway(http=http, app=app, clock=clock, mock=mock_client)
