@@ -37,11 +37,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", help="run slow soak/scale tests")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: Any, name: str, obj: Any) -> None:
+    """Every `async def` test runs on anyio's asyncio backend (marked before parametrizing)."""
+    if collector.funcnamefilter(name) and inspect.iscoroutinefunction(obj):
+        pytest.mark.anyio(obj)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     skip_slow = pytest.mark.skip(reason="slow: pass --run-slow")
     for item in items:
-        if inspect.iscoroutinefunction(getattr(item, "function", None)):
-            item.add_marker(pytest.mark.anyio)
         if "slow" in item.keywords and not config.getoption("--run-slow"):
             item.add_marker(skip_slow)
         if "postgres_only" in item.keywords and not IS_POSTGRES:

@@ -1,0 +1,501 @@
+"""The provider client: one profile-driven HTTP call in, one classified `CallResult` out.
+
+Every call carries an explicit timeout, the credential the profile names, the
+idempotency token where the profile says, the trace id and (optionally) the
+worker id. Provider failures never raise: timeouts, resets, 5xx, unreadable
+bodies all become an `Outcome` plus a sanitized `Exchange` for history. Local
+refusals (unknown kind, missing credential, an endpoint the profile lacks) are
+``REJECTED`` with ``status_code=None`` and an ``exchange.error``: nothing was sent.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import quote, quote_plus
+
+import anyio
+import httpx
+
+from app.providers import pointers
+from app.providers.pointers import MISSING
+from app.providers.profile import REDACTED, CredentialError, Endpoint, Profile
+from app.providers.types import CallResult, Exchange, Outcome, Progress
+
+WORKER_HEADER = "X-Jobgate-Worker"
+# Redacted by name whatever the profile says: these carry credentials by convention.
+SENSITIVE_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"}
+)
+_ENVELOPE_BYTES = 64 * 1024  # room around a max_bytes result for the JSON envelope
+
+
+def classify(answer: httpx.Response | BaseException) -> Outcome:
+    """Classify a response or a transport exception (SPEC section 3 needs this split).
+
+    2xx OK; 404 NOT_FOUND; 409 CONFLICT; 429 RATE_LIMITED; 408, 5xx (and 1xx/3xx,
+    which we never expect) AMBIGUOUS; other 4xx REJECTED. Any exception is
+    AMBIGUOUS: for a create it means "the job may exist", which is the safe reading.
+    """
+    if isinstance(answer, BaseException):
+        return Outcome.AMBIGUOUS
+    code = answer.status_code
+    if 200 <= code < 300:
+        return Outcome.OK
+    if code == 404:
+        return Outcome.NOT_FOUND
+    if code == 409:
+        return Outcome.CONFLICT
+    if code == 429:
+        return Outcome.RATE_LIMITED
+    if 400 <= code < 500 and code != 408:
+        return Outcome.REJECTED
+    return Outcome.AMBIGUOUS
+
+
+def parse_retry_after(value: str | None, now: datetime) -> float | None:
+    """Retry-After as seconds: delay-seconds or an HTTP-date relative to ``now``.
+
+    Unparseable values give ``None``; dates in the past give 0.
+    """
+    if value is None or not value.strip():
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value.strip())
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:  # "-0000" dates are UTC per RFC 5322
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - now).total_seconds()
+    if math.isnan(seconds) or math.isinf(seconds):
+        return None
+    return max(seconds, 0.0)
+
+
+def _variants(secrets: Iterable[str]) -> list[str]:
+    # A provider may echo a secret raw, JSON-escaped or URL-encoded.
+    found = {
+        v for s in secrets if s for v in (s, json.dumps(s)[1:-1], quote(s, safe=""), quote_plus(s))
+    }
+    return sorted(found, key=len, reverse=True)
+
+
+def _scrub(text: str, variants: list[str]) -> str:
+    for v in variants:
+        text = text.replace(v, REDACTED)
+    return text
+
+
+def _scrub_json(value: Any, variants: list[str]) -> Any:
+    if isinstance(value, str):
+        return _scrub(value, variants)
+    if isinstance(value, list):
+        return [_scrub_json(v, variants) for v in value]
+    if isinstance(value, dict):
+        return {_scrub(k, variants): _scrub_json(v, variants) for k, v in value.items()}
+    return value
+
+
+def _render(template: Any, values: Mapping[str, Any]) -> Any:
+    """Substitute whole-string placeholders; a member whose placeholder is None is dropped."""
+    if isinstance(template, dict):
+        return {
+            k: _render(v, values)
+            for k, v in template.items()
+            if not (isinstance(v, str) and v in values and values[v] is None)
+        }
+    if isinstance(template, list):
+        return [_render(v, values) for v in template]
+    if isinstance(template, str):
+        if template.startswith("$$"):
+            return template[1:]
+        if template in values:
+            return copy.deepcopy(values[template])
+    return template
+
+
+def _quote_job_id(job_id: str) -> str:
+    # Keep "/" for ids like "operations/123", but never let "." or ".." segments walk the path.
+    if any(seg in ("", ".", "..") for seg in job_id.split("/")):
+        return quote(job_id, safe="").replace(".", "%2E")
+    return quote(job_id, safe="/")
+
+
+def _as_str(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    return int(value) if isinstance(value, float) and value.is_integer() else None
+
+
+def _as_seconds(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
+
+
+def _opt(value: Any) -> Any:
+    return None if value is MISSING else value
+
+
+@dataclass
+class _Raw:
+    """What one call produced before it is classified and turned into a CallResult."""
+
+    operation: str
+    request: httpx.Request | None
+    response: httpx.Response | None
+    text: str | None
+    body: Any
+    json_ok: bool
+    error: str | None
+    duration_ms: float
+    variants: list[str]
+    sent: bool
+    sensitive: frozenset[str]
+
+
+class ProviderClient:
+    """Profile-driven calls over one shared ``httpx.AsyncClient``."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        env: Mapping[str, str],
+        *,
+        body_limit: int = 4096,
+        now: Callable[[], datetime] | None = None,
+    ) -> None:
+        self._http = http
+        self._env = env
+        self._limit = body_limit
+        self._now = now or (lambda: datetime.now(UTC))
+
+    async def create(
+        self,
+        profile: Profile,
+        kind: str,
+        input: Any,
+        *,
+        token: str,
+        client_reference: str | None,
+        trace_id: str,
+        worker: str | None = None,
+    ) -> CallResult:
+        """Send the create call for ``kind``; OK only with a readable job id."""
+        spec = profile.kinds.get(kind)
+        if spec is None:
+            return self._refused("create", f"profile {profile.name} has no kind {kind!r}")
+        ep = spec.create
+        values = {
+            "$input": input,
+            "$kind": kind,
+            "$client_reference": client_reference,
+            "$token": token,
+        }
+        body = copy.deepcopy(input) if ep.body is None else _render(ep.body, values)
+        headers: dict[str, str] = {}
+        idem, ref = profile.idempotency, profile.client_reference
+        try:
+            if idem.location == "header" and idem.header:
+                headers[idem.header] = token
+            elif idem.location == "body" and idem.pointer:
+                pointers.set_value(body, idem.pointer, token)
+            if ref.location != "none" and ref.pointer and client_reference is not None:
+                pointers.set_value(body, ref.pointer, client_reference)
+        except (pointers.PointerError, TypeError) as exc:
+            return self._refused("create", f"cannot build the create body: {exc}")
+        raw = await self._call(profile, "create", ep, None, trace_id, worker, body, headers, None)
+        return self._observation(profile, raw, require="job_id")
+
+    async def status(
+        self, profile: Profile, job_id: str, *, trace_id: str, worker: str | None = None
+    ) -> CallResult:
+        """Read the remote job; OK only with a readable state."""
+        raw = await self._call(profile, "status", profile.status, job_id, trace_id, worker)
+        return self._observation(profile, raw, require="state")
+
+    async def cancel(
+        self,
+        profile: Profile,
+        job_id: str,
+        *,
+        trace_id: str,
+        reason: str | None = None,
+        worker: str | None = None,
+    ) -> CallResult:
+        """Ask the provider to cancel; a 2xx is "accepted", not "cancelled" (SPEC 1.3)."""
+        ep = profile.cancel
+        if ep is None:
+            return self._refused("cancel", f"profile {profile.name} cannot cancel")
+        body = None if ep.body is None else _render(ep.body, {"$reason": reason, "$job_id": job_id})
+        raw = await self._call(profile, "cancel", ep, job_id, trace_id, worker, body)
+        return self._observation(profile, raw, require=None)
+
+    async def result(
+        self, profile: Profile, job_id: str, *, trace_id: str, worker: str | None = None
+    ) -> CallResult:
+        """Fetch the result document (the result endpoint, or the status body inline)."""
+        if profile.result is None:
+            # The result is inline in the status body (pointers.inline_result).
+            raw = await self._call(profile, "result", profile.status, job_id, trace_id, worker)
+            return self._observation(profile, raw, require="state")
+        raw = await self._call(profile, "result", profile.result, job_id, trace_id, worker)
+        found = self._observation(profile, raw, require="json")
+        return self._with_result(profile, found, raw.body if raw.json_ok else None)
+
+    async def lookup(
+        self,
+        profile: Profile,
+        *,
+        token: str | None,
+        client_reference: str | None,
+        trace_id: str,
+        worker: str | None = None,
+    ) -> CallResult:
+        """Find remote jobs by token or client reference; ``job_ids`` in provider order."""
+        ep = profile.lookup
+        if ep is None:
+            return self._refused("lookup", f"profile {profile.name} has no lookup")
+        key = token if ep.by == "token" else client_reference
+        if key is None:
+            return self._refused("lookup", f"lookup by {ep.by} needs a {ep.by}")
+        params = {ep.param: key} if ep.param else None
+        raw = await self._call(profile, "lookup", ep, None, trace_id, worker, params=params)
+        jobs = pointers.get(raw.body, ep.jobs) if raw.json_ok else MISSING
+        outcome, note = self._outcome(raw, ok=isinstance(jobs, list), why="no job list")
+        found = self._base(raw, outcome, note)
+        ids: list[str] = []
+        for job in jobs if isinstance(jobs, list) else []:
+            if ep.match is not None and pointers.get(job, ep.match) != client_reference:
+                continue
+            job_id = _as_str(pointers.get(job, ep.job_id))
+            if job_id is not None:
+                ids.append(job_id)
+        return _replace(found, job_ids=ids)
+
+    # -- internals -------------------------------------------------------------------------
+
+    async def _call(
+        self,
+        profile: Profile,
+        operation: str,
+        ep: Endpoint,
+        job_id: str | None,
+        trace_id: str,
+        worker: str | None,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+        params: dict[str, str] | None = None,
+    ) -> _Raw:
+        headers = {"Accept": "application/json", **(headers or {})}
+        if profile.trace_header:
+            headers[profile.trace_header] = trace_id
+        if worker is not None:
+            headers[WORKER_HEADER] = worker
+        sensitive = SENSITIVE_HEADERS
+        try:
+            credential = profile.resolve_credential(self._env)
+        except CredentialError as exc:
+            return self._refused_raw(operation, f"CredentialError: {exc}")
+        variants: list[str] = []
+        if credential is not None:
+            headers[credential.header] = credential.value.reveal()
+            sensitive = sensitive | {credential.header.lower()}
+            variants = _variants([credential.secret.reveal()])
+        path = ep.path.replace("{job_id}", _quote_job_id(job_id or ""))
+        t = profile.timeouts
+        try:
+            request = self._http.build_request(
+                ep.method,
+                profile.base_url.rstrip("/") + path,
+                params=params,
+                json=body,
+                headers=headers,
+                timeout=httpx.Timeout(t.read, connect=t.connect),
+            )
+        except Exception as exc:  # e.g. an input that is not JSON: nothing was sent
+            return self._refused_raw(operation, f"cannot build the request: {exc}", variants)
+        cap = profile.validation.max_bytes + _ENVELOPE_BYTES
+        started = time.perf_counter()
+        response: httpx.Response | None = None
+        data, complete, error = b"", True, None
+        try:
+            with anyio.fail_after(t.seconds):
+                response = await self._http.send(request, stream=True)
+                try:
+                    data, complete = await _read_capped(response, cap)
+                finally:
+                    await response.aclose()
+        except Exception as exc:  # every transport failure is an outcome, never a crash
+            response, error = None, f"{type(exc).__name__}: {exc}"
+        duration = (time.perf_counter() - started) * 1000
+        text = body_json = None
+        json_ok = False
+        if response is not None:
+            text = data.decode(response.charset_encoding or "utf-8", errors="replace")
+            if not complete:
+                error = f"response body exceeds {cap} bytes; not parsed"
+            else:
+                try:
+                    body_json, json_ok = json.loads(data), True
+                except ValueError:
+                    pass
+                if json_ok and variants:
+                    scrubbed = _scrub_json(body_json, variants)
+                    if scrubbed != body_json:
+                        # The raw text may hide the secret in \u escapes: record the clean form.
+                        body_json, text = scrubbed, json.dumps(scrubbed, ensure_ascii=False)
+        return _Raw(
+            operation, request, response, text, body_json, json_ok, error, duration, variants,
+            True, sensitive,
+        )  # fmt: skip
+
+    def _outcome(self, raw: _Raw, *, ok: bool, why: str = "") -> tuple[Outcome, str | None]:
+        if not raw.sent:
+            return Outcome.REJECTED, None
+        if raw.response is None:
+            return Outcome.AMBIGUOUS, None  # transport failure: raw.error says which
+        outcome = classify(raw.response)
+        if outcome is Outcome.OK and not ok:
+            # A 2xx we cannot read proves nothing: for a create, the job may exist.
+            reason = why if raw.json_ok else "response body is not JSON"
+            return Outcome.AMBIGUOUS, raw.error or reason
+        return outcome, None
+
+    def _observation(self, profile: Profile, raw: _Raw, *, require: str | None) -> CallResult:
+        p = profile.pointers
+        body = raw.body if raw.json_ok else None
+        job_id = _as_str(pointers.get(body, p.job_id))
+        state = _as_str(pointers.get(body, p.state))
+        # What a 2xx must carry to count as OK; cancel (None) needs nothing: the 2xx is the news.
+        checks = {
+            "job_id": job_id is not None,
+            "state": state is not None,
+            "json": True,
+            None: True,
+        }
+        ok = checks[require] and (raw.json_ok or require is None)
+        outcome, note = self._outcome(raw, ok=ok, why=f"response lacks the {require}")
+        completed = _as_int(pointers.get(body, p.progress_completed))
+        total = _as_int(pointers.get(body, p.progress_total))
+        error = _opt(pointers.get(body, p.error))
+        found = _replace(
+            self._base(raw, outcome, note),
+            remote_job_id=job_id,
+            remote_state=state,
+            remote_class=profile.remote_class(state) if state is not None else None,
+            progress=None if completed is None and total is None else Progress(completed, total),
+            error=error if isinstance(error, dict) else ({"message": error} if error else None),
+            poll_hint_seconds=_as_seconds(pointers.get(body, p.poll_hint)),
+        )
+        inline = pointers.get(body, p.inline_result)
+        return found if inline is MISSING or inline is None else self._with_result(
+            profile, found, inline
+        )  # fmt: skip
+
+    def _with_result(self, profile: Profile, found: CallResult, doc: Any) -> CallResult:
+        rp = profile.pointers.result
+        counts = {"processed": rp.processed, "succeeded": rp.succeeded, "failed": rp.failed}
+        items = {
+            name: n
+            for name, ptr in counts.items()
+            if (n := _as_int(pointers.get(doc, ptr))) is not None
+        }
+        failed_items = pointers.get(doc, rp.failed_items)
+        return _replace(
+            found,
+            result=_opt(pointers.get(doc, rp.data)),
+            result_sha256=_as_str(pointers.get(doc, rp.sha256)),
+            items=items or None,
+            failed_items=failed_items if isinstance(failed_items, list) else [],
+        )
+
+    def _base(self, raw: _Raw, outcome: Outcome, note: str | None) -> CallResult:
+        response = raw.response
+        retry_after = None
+        if response is not None:
+            retry_after = parse_retry_after(response.headers.get("Retry-After"), self._now())
+        return CallResult(
+            outcome=outcome,
+            exchange=self._exchange(raw, note),
+            body=raw.body if raw.json_ok else None,
+            retry_after_seconds=retry_after,
+        )
+
+    def _exchange(self, raw: _Raw, note: str | None) -> Exchange:
+        v, limit = raw.variants, self._limit
+
+        def clean(text: str | None) -> str | None:
+            if text is None:
+                return None
+            text = _scrub(text, v)
+            return text if len(text) <= limit else f"{text[:limit]}...[truncated {len(text)} chars]"
+
+        def headers(source: httpx.Headers | None) -> dict[str, str]:
+            out: dict[str, str] = {}
+            for raw_name, raw_value in source.raw if source is not None else []:
+                # raw keeps the header's original spelling, which reads better in history.
+                name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
+                shown = REDACTED if name.lower() in raw.sensitive else clean(value) or ""
+                out[name] = f"{out[name]}, {shown}" if name in out else shown
+            return out
+
+        req, resp = raw.request, raw.response
+        return Exchange(
+            operation=raw.operation,
+            method=req.method if req is not None else "",
+            url=(clean(str(req.url)) or "") if req is not None else "",
+            status_code=resp.status_code if resp is not None else None,
+            request_headers=headers(req.headers if req is not None else None),
+            request_body=(
+                clean(req.content.decode("utf-8", "replace") or None) if req is not None else None
+            ),
+            response_headers=headers(resp.headers if resp is not None else None),
+            response_body=clean(raw.text),
+            duration_ms=raw.duration_ms,
+            error=clean(note or raw.error),
+        )
+
+    def _refused_raw(self, operation: str, why: str, variants: list[str] | None = None) -> _Raw:
+        return _Raw(
+            operation, None, None, None, None, False, why, 0.0, variants or [], False,
+            SENSITIVE_HEADERS,
+        )  # fmt: skip
+
+    def _refused(self, operation: str, why: str) -> CallResult:
+        return self._base(self._refused_raw(operation, why), Outcome.REJECTED, None)
+
+
+async def _read_capped(response: httpx.Response, cap: int) -> tuple[bytes, bool]:
+    """Read at most ``cap`` bytes; ``(prefix, False)`` when the body is larger."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > cap:
+            chunks.append(chunk[: max(0, cap - (size - len(chunk)))])
+            return b"".join(chunks), False
+        chunks.append(chunk)
+    return b"".join(chunks), True
+
+
+def _replace(found: CallResult, **changes: Any) -> CallResult:
+    return replace(found, **changes)

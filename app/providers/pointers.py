@@ -1,0 +1,108 @@
+"""A tiny RFC 6901 JSON Pointer helper used by provider profiles.
+
+Profiles say where a provider keeps the job id, state, progress and result with
+JSON pointers (``/progress/completed``). Only reading and a simple "set, creating
+objects on the way" are needed, so this stays small instead of pulling a library.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+
+class _Missing:
+    """Sentinel type: the pointer does not resolve (distinct from a JSON ``null``)."""
+
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Final = _Missing()
+
+
+class PointerError(ValueError):
+    """A string is not a valid RFC 6901 JSON pointer."""
+
+
+def parse(pointer: str) -> tuple[str, ...]:
+    """Split a pointer into unescaped reference tokens (``""`` is the whole document).
+
+    ``~1`` becomes ``/`` and ``~0`` becomes ``~``, in that order as RFC 6901 requires,
+    so ``~01`` stays the literal ``~1``.
+    """
+    if pointer == "":
+        return ()
+    if not pointer.startswith("/"):
+        raise PointerError("a JSON pointer must be empty or start with '/'")
+    tokens = pointer[1:].split("/")
+    for token in tokens:
+        # A "~" must be followed by 0 or 1; anything else is malformed.
+        rest = token.replace("~0", "").replace("~1", "")
+        if "~" in rest:
+            raise PointerError("'~' in a JSON pointer must be followed by '0' or '1'")
+    return tuple(t.replace("~1", "/").replace("~0", "~") for t in tokens)
+
+
+def escape(token: str) -> str:
+    """Escape one reference token (``~`` -> ``~0``, ``/`` -> ``~1``)."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _array_index(token: str, length: int) -> int | None:
+    # RFC 6901: decimal digits without leading zeros; "-" (past the end) never resolves.
+    if not token.isdigit() or (len(token) > 1 and token[0] == "0"):
+        return None
+    index = int(token)
+    return index if index < length else None
+
+
+def get(document: Any, pointer: str | None) -> Any:
+    """Resolve ``pointer`` in ``document``; ``MISSING`` when it does not resolve.
+
+    A ``None`` pointer (the profile does not declare the field) is ``MISSING`` too.
+    """
+    if pointer is None:
+        return MISSING
+    current = document
+    for token in parse(pointer):
+        if isinstance(current, dict):
+            if token not in current:
+                return MISSING
+            current = current[token]
+        elif isinstance(current, list):
+            index = _array_index(token, len(current))
+            if index is None:
+                return MISSING
+            current = current[index]
+        else:
+            return MISSING
+    return current
+
+
+def set_value(document: dict[str, Any], pointer: str, value: Any) -> None:
+    """Set ``value`` at ``pointer`` inside ``document``, creating objects on the way.
+
+    Only object members are created; the whole-document pointer cannot be set and
+    a non-object in the way raises ``PointerError`` (a profile/template mismatch).
+    """
+    tokens = parse(pointer)
+    if not tokens:
+        raise PointerError("cannot set the whole document")
+    current: Any = document
+    for token in tokens[:-1]:
+        if not isinstance(current, dict):
+            raise PointerError("a JSON pointer passes through a non-object")
+        current = current.setdefault(token, {})
+    if not isinstance(current, dict):
+        raise PointerError("a JSON pointer passes through a non-object")
+    current[tokens[-1]] = value

@@ -1,0 +1,79 @@
+"""The state machine refuses what SPEC section 3 does not allow."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.operations.states import (
+    ALLOWED,
+    NEEDS_ATTENTION,
+    TERMINAL,
+    Evidence,
+    State,
+    TransitionRefused,
+    check_transition,
+    is_done,
+)
+
+
+def test_progress_100_is_not_success() -> None:
+    # Observing can only reach succeeded through result collection.
+    with pytest.raises(TransitionRefused):
+        check_transition(State.OBSERVING, State.SUCCEEDED, Evidence("remote_success"))
+
+
+def test_remote_failed_never_goes_back_to_observing() -> None:
+    with pytest.raises(TransitionRefused):
+        check_transition(State.FAILED, State.OBSERVING, Evidence("remote_running"))
+
+
+def test_sending_a_cancel_is_not_cancelled() -> None:
+    with pytest.raises(TransitionRefused):
+        check_transition(State.CANCELLING, State.CANCELLED, Evidence("cancel_sent"))
+    with pytest.raises(TransitionRefused):
+        check_transition(State.CANCEL_REQUESTED, State.CANCELLED, Evidence("remote_cancelled"))
+    check_transition(State.CANCELLING, State.CANCELLED, Evidence("remote_cancelled"))
+
+
+def test_success_needs_a_valid_result() -> None:
+    with pytest.raises(TransitionRefused):
+        check_transition(State.RESULT_COLLECTING, State.SUCCEEDED, Evidence("remote_success"))
+    check_transition(State.RESULT_COLLECTING, State.SUCCEEDED, Evidence("result_valid"))
+
+
+def test_accepted_needs_a_job_id() -> None:
+    with pytest.raises(TransitionRefused):
+        check_transition(State.CREATE_PENDING, State.ACCEPTED, Evidence("none"))
+
+
+def test_needs_attention_leaves_only_through_resolve() -> None:
+    for state in NEEDS_ATTENTION:
+        assert state not in ALLOWED
+        with pytest.raises(TransitionRefused):
+            check_transition(state, State.OBSERVING, Evidence("remote_running"))
+        check_transition(state, State.OBSERVING, Evidence("operator_decision", operator=True))
+    with pytest.raises(TransitionRefused):
+        check_transition(State.FAILED, State.OBSERVING, Evidence("x", operator=True))
+
+
+def test_terminal_states_have_no_way_out() -> None:
+    for state in TERMINAL:
+        assert state not in ALLOWED
+        assert is_done(state)
+
+
+@pytest.mark.parametrize(
+    ("src", "dst"),
+    [
+        (State.CREATE_PENDING, State.OBSERVING),
+        (State.CREATE_UNKNOWN, State.ACCEPTED),
+        (State.RECONCILING, State.RESULT_COLLECTING),
+        (State.ACCEPTED, State.SUCCEEDED),
+        (State.CANCEL_REQUESTED, State.OBSERVING),
+        (State.RESULT_COLLECTING, State.OBSERVING),
+        (State.SUCCEEDED, State.FAILED),
+    ],
+)
+def test_transitions_outside_the_table_are_refused(src: State, dst: State) -> None:
+    with pytest.raises(TransitionRefused):
+        check_transition(src, dst, Evidence("anything"))
