@@ -19,8 +19,9 @@ def _serve(args: argparse.Namespace) -> int:
 
     settings = Settings(host=args.host, port=args.port)
     app = create_app(settings, run_observer=not args.no_observer)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
-                timeout_graceful_shutdown=30)
+    uvicorn.run(
+        app, host=args.host, port=args.port, log_level=args.log_level, timeout_graceful_shutdown=30
+    )
     return 0
 
 

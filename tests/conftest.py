@@ -66,8 +66,12 @@ def _pg_admin(sql: str) -> None:
 
     u = make_url(BACKEND_URL)
     with psycopg.connect(
-        host=u.host or "127.0.0.1", port=u.port or 5432, user=u.username or "postgres",
-        password=u.password, dbname=u.database or "postgres", autocommit=True,
+        host=u.host or "127.0.0.1",
+        port=u.port or 5432,
+        user=u.username or "postgres",
+        password=u.password,
+        dbname=u.database or "postgres",
+        autocommit=True,
     ) as conn:
         conn.execute(sql)  # type: ignore[arg-type]
 
@@ -160,13 +164,18 @@ class Gateway:
             await self.tick(step)
         raise AssertionError(f"{op_id} not done after {max_ticks} ticks: {body}")
 
-    async def start(self, scenario: dict[str, Any] | None = None, *, key: str | None = None,
-                    **extra: Any) -> httpx.Response:
-        body: dict[str, Any] = {"provider": "mock", "kind": "report",
-                                "input": {"scenario": scenario or {"name": "fast"}}}
+    async def start(
+        self, scenario: dict[str, Any] | None = None, *, key: str | None = None, **extra: Any
+    ) -> httpx.Response:
+        body: dict[str, Any] = {
+            "provider": "mock",
+            "kind": "report",
+            "input": {"scenario": scenario or {"name": "fast"}},
+        }
         body.update(extra)
-        return await self.http.post("/v1/operations", json=body,
-                                    headers={"Idempotency-Key": key or uuid.uuid4().hex})
+        return await self.http.post(
+            "/v1/operations", json=body, headers={"Idempotency-Key": key or uuid.uuid4().hex}
+        )
 
     def stats(self, token: str) -> dict[str, Any]:
         return dict(self.mock.get("/_mock/stats", params={"token": token}).json())
@@ -201,8 +210,9 @@ async def gateway(
     from app.main import create_app
 
     clock = FakeClock()
-    app = create_app(make_settings(database_url, mock_url, tmp_path), clock=clock,
-                     run_observer=False)
+    app = create_app(
+        make_settings(database_url, mock_url, tmp_path), clock=clock, run_observer=False
+    )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as http:

@@ -20,5 +20,9 @@ async def principal(request: Request) -> str:
         who = await keys.authenticate(auth[7:].strip())
         if who is not None:
             return str(who)
-    raise ApiError(401, "unauthorized", "An API key is required: send 'Authorization: Bearer "
-                   "<key>' (create one with `jobgate keys create`).")
+    raise ApiError(
+        401,
+        "unauthorized",
+        "An API key is required: send 'Authorization: Bearer "
+        "<key>' (create one with `jobgate keys create`).",
+    )

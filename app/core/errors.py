@@ -27,7 +27,10 @@ class ApiError(Exception):
 
 
 def error_response(
-    status: int, code: str, message: str, details: dict[str, Any] | None = None,
+    status: int,
+    code: str,
+    message: str,
+    details: dict[str, Any] | None = None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
     return JSONResponse(
@@ -40,8 +43,13 @@ def error_response(
 def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
     out = []
     for err in exc.errors():
-        out.append({"loc": [str(p) for p in err.get("loc", ())], "msg": err.get("msg"),
-                    "type": err.get("type")})
+        out.append(
+            {
+                "loc": [str(p) for p in err.get("loc", ())],
+                "msg": err.get("msg"),
+                "type": err.get("type"),
+            }
+        )
     return out[:20]
 
 
@@ -56,20 +64,31 @@ def install(app: FastAPI) -> None:
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         errors = _validation_details(exc)
         if any(e["type"] == "json_invalid" for e in errors):
-            return error_response(400, "malformed_json", "The request body is not valid JSON.",
-                                  {"errors": errors})
-        return error_response(422, "invalid_request",
-                              "The request does not match the schema; see details.errors.",
-                              {"errors": errors})
+            return error_response(
+                400, "malformed_json", "The request body is not valid JSON.", {"errors": errors}
+            )
+        return error_response(
+            422,
+            "invalid_request",
+            "The request does not match the schema; see details.errors.",
+            {"errors": errors},
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         codes = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized"}
-        return error_response(exc.status_code, codes.get(exc.status_code, "http_error"),
-                              str(exc.detail), headers=getattr(exc, "headers", None))
+        return error_response(
+            exc.status_code,
+            codes.get(exc.status_code, "http_error"),
+            str(exc.detail),
+            headers=getattr(exc, "headers", None),
+        )
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error")
-        return error_response(500, "internal_error",
-                              "The gateway hit an internal error; nothing was reported as done.")
+        return error_response(
+            500,
+            "internal_error",
+            "The gateway hit an internal error; nothing was reported as done.",
+        )

@@ -43,13 +43,24 @@ class BodyLimit:
             await self._reject(send)
 
     async def _reject(self, send: Send) -> None:
-        body: dict[str, Any] = {"error": {"code": "body_too_large",
-                                          "message": f"Request bodies are limited to "
-                                          f"{self.max_bytes} bytes.", "details": {}}}
+        body: dict[str, Any] = {
+            "error": {
+                "code": "body_too_large",
+                "message": f"Request bodies are limited to {self.max_bytes} bytes.",
+                "details": {},
+            }
+        }
         raw = json.dumps(body).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(raw)).encode())]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(raw)).encode()),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": raw})
 
 

@@ -39,44 +39,63 @@ async def collect_result(
     exchanges = []
     if res is None:
         if profile.result is not None and not profile.result.safe_to_repeat and op.poll_attempt:
-            return _unavailable("the result endpoint is not safe to call twice and the first "
-                                "call did not return the result")
+            return _unavailable(
+                "the result endpoint is not safe to call twice and the first "
+                "call did not return the result"
+            )
         if profile.result is not None:
-            res = await engine.client.result(profile, op.remote_job_id or "",
-                                             trace_id=op.trace_id, worker=engine.worker_id)
+            res = await engine.client.result(
+                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=engine.worker_id
+            )
         else:
-            res = await engine.client.status(profile, op.remote_job_id or "",
-                                             trace_id=op.trace_id, worker=engine.worker_id)
+            res = await engine.client.status(
+                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=engine.worker_id
+            )
         exchanges.append(res.exchange)
     if res.outcome != Outcome.OK or res.result is None:
         if now >= op.result_deadline_at:
             d = _unavailable(f"result fetch kept failing ({res.outcome.value}) until the deadline")
             d.exchanges = exchanges
             return d
-        return Decision(None, f"result not fetched yet ({res.outcome.value}); will retry",
-                        fields={"poll_attempt": op.poll_attempt + 1},
-                        delay=delay_for(engine, profile, op, res), exchanges=exchanges)
+        return Decision(
+            None,
+            f"result not fetched yet ({res.outcome.value}); will retry",
+            fields={"poll_attempt": op.poll_attempt + 1},
+            delay=delay_for(engine, profile, op, res),
+            exchanges=exchanges,
+        )
     return _judge(engine, profile, op, res, exchanges)
 
 
 def _unavailable(why: str) -> Decision:
-    return Decision(State.RESULT_UNAVAILABLE, why, Evidence("result_unavailable"),
-                    {"error": {"code": "result_unavailable",
-                               "message": f"The provider finished but {why}."}})
+    return Decision(
+        State.RESULT_UNAVAILABLE,
+        why,
+        Evidence("result_unavailable"),
+        {"error": {"code": "result_unavailable", "message": f"The provider finished but {why}."}},
+    )
 
 
 def _judge(
     engine: Engine, profile: Profile, op: Operation, res: CallResult, exchanges: list[Any]
 ) -> Decision:
-    verdict = check(res.result, claimed_sha256=res.result_sha256, items=res.items,
-                    rules=rules_for(profile, op))
+    verdict = check(
+        res.result, claimed_sha256=res.result_sha256, items=res.items, rules=rules_for(profile, op)
+    )
     if not verdict.ok:
-        return Decision(State.RESULT_VALIDATION_FAILED, f"result failed its checks: {verdict.code}",
-                        Evidence("result_invalid", {"code": verdict.code}),
-                        {"error": {"code": "result_validation_failed",
-                                   "message": verdict.message or "",
-                                   "details": {"check": verdict.code}}},
-                        exchanges=exchanges)
+        return Decision(
+            State.RESULT_VALIDATION_FAILED,
+            f"result failed its checks: {verdict.code}",
+            Evidence("result_invalid", {"code": verdict.code}),
+            {
+                "error": {
+                    "code": "result_validation_failed",
+                    "message": verdict.message or "",
+                    "details": {"check": verdict.code},
+                }
+            },
+            exchanges=exchanges,
+        )
     fields: dict[str, Any] = {"result_size": verdict.size, "result_sha256": verdict.sha256}
     if verdict.size <= engine.settings.inline_result_max_bytes:
         fields["result"] = res.result
@@ -90,10 +109,23 @@ def _judge(
             "failed": int(items.get("failed", 0)),
         }
     if items and items.get("processed", 0) > 0 and items.get("succeeded", 0) == 0:
-        fields["error"] = {"code": "all_items_failed",
-                           "message": f"every one of {items.get('processed')} items failed"}
-        return Decision(State.FAILED, "the result shows every item failed",
-                        Evidence("result_failed"), fields, exchanges=exchanges,
-                        failed_items=list(res.failed_items))
-    return Decision(State.SUCCEEDED, "result collected and valid", Evidence("result_valid"),
-                    fields, exchanges=exchanges, failed_items=list(res.failed_items))
+        fields["error"] = {
+            "code": "all_items_failed",
+            "message": f"every one of {items.get('processed')} items failed",
+        }
+        return Decision(
+            State.FAILED,
+            "the result shows every item failed",
+            Evidence("result_failed"),
+            fields,
+            exchanges=exchanges,
+            failed_items=list(res.failed_items),
+        )
+    return Decision(
+        State.SUCCEEDED,
+        "result collected and valid",
+        Evidence("result_valid"),
+        fields,
+        exchanges=exchanges,
+        failed_items=list(res.failed_items),
+    )

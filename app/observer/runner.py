@@ -79,31 +79,56 @@ async def apply(engine: Engine, op: Operation, fence: Fence, decision: Decision)
     fields = {**decision.fields, **_schedule(engine, op, decision)}
     async with engine.db.transaction() as session:
         for ex in decision.exchanges:
-            await ledger.record(session, op, kind="exchange", actor=actor,
-                                cause=f"{ex.operation} {ex.method} -> {ex.status_code}",
-                                now=now, data=ex.to_dict())
+            await ledger.record(
+                session,
+                op,
+                kind="exchange",
+                actor=actor,
+                cause=f"{ex.operation} {ex.method} -> {ex.status_code}",
+                now=now,
+                data=ex.to_dict(),
+            )
         if decision.to is None:
-            applied = await repo.update_fenced(session, op.id, fence=fence, at=now,
-                                               fields=fields, expect_state=State(op.state))
+            applied = await repo.update_fenced(
+                session, op.id, fence=fence, at=now, fields=fields, expect_state=State(op.state)
+            )
             if applied:
                 if decision.observation is not None:
-                    await ledger.record(session, op, kind="observation", actor=actor,
-                                        cause=decision.cause, now=now,
-                                        data=decision.observation)
+                    await ledger.record(
+                        session,
+                        op,
+                        kind="observation",
+                        actor=actor,
+                        cause=decision.cause,
+                        now=now,
+                        data=decision.observation,
+                    )
                 for key, value in fields.items():
                     setattr(op, key, value)
             return applied
         try:
             applied = await ledger.transition(
-                session, op, decision.to, evidence=decision.evidence or Evidence("none"),
-                actor=actor, cause=decision.cause, now=now, fence=fence, fields=fields,
+                session,
+                op,
+                decision.to,
+                evidence=decision.evidence or Evidence("none"),
+                actor=actor,
+                cause=decision.cause,
+                now=now,
+                fence=fence,
+                fields=fields,
                 data={"observation": decision.observation} if decision.observation else None,
             )
         except TransitionRefused as err:
             # Exchanges already made stay recorded; the refusal is kept beside them.
             await ledger.record_refusal(session, op, err, actor=actor, now=now)
-            await repo.update_fenced(session, op.id, fence=fence, at=now,
-                                     fields=_retry_fields(engine, f"refused: {err.reason}"))
+            await repo.update_fenced(
+                session,
+                op.id,
+                fence=fence,
+                at=now,
+                fields=_retry_fields(engine, f"refused: {err.reason}"),
+            )
             return False
         if applied and decision.failed_items:
             await repo.insert_result_items(session, op.id, decision.failed_items)
@@ -118,8 +143,9 @@ async def _ensure_lease(engine: Engine, op: Operation, fence: Fence) -> bool:
     ):
         return True
     async with engine.db.transaction() as session:
-        ok = await repo.renew_lease(session, op.id, fence=fence, now=now,
-                                    lease_seconds=engine.lease_seconds)
+        ok = await repo.renew_lease(
+            session, op.id, fence=fence, now=now, lease_seconds=engine.lease_seconds
+        )
     if ok:
         op.lease_expires_at = now + timedelta(seconds=engine.lease_seconds)
     return ok
@@ -137,13 +163,17 @@ def _retry_fields(engine: Engine, why: str) -> dict[str, Any]:
 
 async def _schedule_retry(engine: Engine, op: Operation, fence: Fence, why: str) -> None:
     async with engine.db.transaction() as session:
-        await repo.update_fenced(session, op.id, fence=fence, at=engine.now(),
-                                 fields=_retry_fields(engine, why))
+        await repo.update_fenced(
+            session, op.id, fence=fence, at=engine.now(), fields=_retry_fields(engine, why)
+        )
 
 
 async def _release_done(engine: Engine, op: Operation, fence: Fence) -> None:
     async with engine.db.transaction() as session:
         await repo.update_fenced(
-            session, op.id, fence=fence, at=engine.now(),
+            session,
+            op.id,
+            fence=fence,
+            at=engine.now(),
             fields={"lease_owner": None, "lease_expires_at": None, "next_poll_at": None},
         )

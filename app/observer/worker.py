@@ -66,10 +66,13 @@ class Observer:
             if n >= self.batch:
                 continue  # more may be due right now
             notifier.work.clear()
-            waits = [asyncio.ensure_future(notifier.work.wait()),
-                     asyncio.ensure_future(self._stopping.wait())]
-            _, pending = await asyncio.wait(waits, timeout=self.interval,
-                                            return_when=asyncio.FIRST_COMPLETED)
+            waits = [
+                asyncio.ensure_future(notifier.work.wait()),
+                asyncio.ensure_future(self._stopping.wait()),
+            ]
+            _, pending = await asyncio.wait(
+                waits, timeout=self.interval, return_when=asyncio.FIRST_COMPLETED
+            )
             for task in pending:
                 task.cancel()
 

@@ -54,8 +54,13 @@ def body_json(op: Operation, engine: Engine, **kw: Any) -> dict[str, Any]:
     return to_body(op, engine.now(), **kw).model_dump(mode="json")
 
 
-@router.post("/operations", operation_id="createOperation", status_code=202,
-             response_model=OperationBody, responses={200: {"model": OperationBody}, **ERRORS})
+@router.post(
+    "/operations",
+    operation_id="createOperation",
+    status_code=202,
+    response_model=OperationBody,
+    responses={200: {"model": OperationBody}, **ERRORS},
+)
 async def create_operation(
     req: CreateOperationRequest,
     request: Request,
@@ -70,8 +75,9 @@ async def create_operation(
     headers = {"Location": f"/v1/operations/{op.id}"}
     if replayed:
         headers["Idempotent-Replayed"] = "true"
-    return JSONResponse(body_json(fresh, engine), status_code=200 if replayed else 202,
-                        headers=headers)
+    return JSONResponse(
+        body_json(fresh, engine), status_code=200 if replayed else 202, headers=headers
+    )
 
 
 def _encode_cursor(op: Operation) -> str:
@@ -88,8 +94,9 @@ def _decode_cursor(cursor: str) -> tuple[datetime, str]:
         raise ApiError(400, "invalid_cursor", "The cursor is not one this API returned.") from exc
 
 
-@router.get("/operations", operation_id="listOperations", response_model=OperationList,
-            responses=ERRORS)
+@router.get(
+    "/operations", operation_id="listOperations", response_model=OperationList, responses=ERRORS
+)
 async def list_operations(
     request: Request,
     who: Principal,
@@ -117,22 +124,33 @@ async def list_operations(
             raise ApiError(422, "invalid_label", "label filter must be key=value")
         k, v = label.split("=", 1)
         label_kv = (k, v)
-    flt = repo.ListFilter(principal=who, states=states, provider=provider, trace_id=trace_id,
-                          label=label_kv, in_flight=in_flight)
+    flt = repo.ListFilter(
+        principal=who,
+        states=states,
+        provider=provider,
+        trace_id=trace_id,
+        label=label_kv,
+        in_flight=in_flight,
+    )
     before = _decode_cursor(cursor) if cursor else None
     async with engine.db.transaction() as session:
-        ops = await repo.list_operations(session, flt, limit=limit + 1, before=before,
-                                         done_states=DONE_STATES)
+        ops = await repo.list_operations(
+            session, flt, limit=limit + 1, before=before, done_states=DONE_STATES
+        )
     now = engine.now()
     page = ops[:limit]
     if status:
         page = [o for o in page if to_body(o, now).status == status]
-    return OperationList(items=[to_body(o, now) for o in page],
-                         next_cursor=_encode_cursor(ops[limit - 1]) if len(ops) > limit else None)
+    return OperationList(
+        items=[to_body(o, now) for o in page],
+        next_cursor=_encode_cursor(ops[limit - 1]) if len(ops) > limit else None,
+    )
 
 
 _STATUS_STATES: dict[str, frozenset[State]] = {
-    "processing": frozenset(State) - TERMINAL - NEEDS_ATTENTION
+    "processing": frozenset(State)
+    - TERMINAL
+    - NEEDS_ATTENTION
     - {State.CANCEL_REQUESTED, State.CANCELLING},
     "cancelling": frozenset({State.CANCEL_REQUESTED, State.CANCELLING}),
     "succeeded": frozenset({State.SUCCEEDED}),
@@ -146,21 +164,30 @@ _STATUS_STATES: dict[str, frozenset[State]] = {
 def _states_for_status(status: str, states: tuple[str, ...]) -> tuple[str, ...]:
     allowed = _STATUS_STATES.get(status)
     if allowed is None:
-        raise ApiError(422, "unknown_status", f"No status {status!r}.",
-                       {"known": sorted(_STATUS_STATES)})
+        raise ApiError(
+            422, "unknown_status", f"No status {status!r}.", {"known": sorted(_STATUS_STATES)}
+        )
     names = tuple(s.value for s in allowed)
     return tuple(s for s in states if s in names) if states else names
 
 
-@router.get("/operations/{op_id}", operation_id="getOperation", response_model=OperationBody,
-            responses=ERRORS)
+@router.get(
+    "/operations/{op_id}",
+    operation_id="getOperation",
+    response_model=OperationBody,
+    responses=ERRORS,
+)
 async def get_operation(op_id: str, request: Request, who: Principal) -> dict[str, Any]:
     engine = engine_of(request)
     return body_json(await load(engine, op_id, who), engine)
 
 
-@router.get("/operations/{op_id}/history", operation_id="getOperationHistory",
-            response_model=HistoryList, responses=ERRORS)
+@router.get(
+    "/operations/{op_id}/history",
+    operation_id="getOperationHistory",
+    response_model=HistoryList,
+    responses=ERRORS,
+)
 async def get_history(op_id: str, request: Request, who: Principal) -> HistoryList:
     engine = engine_of(request)
     await load(engine, op_id, who)
@@ -168,12 +195,22 @@ async def get_history(op_id: str, request: Request, who: Principal) -> HistoryLi
         rows = await repo.history(session, op_id)
     return HistoryList(
         operation_id=op_id,
-        items=[HistoryItem(id=r.id or 0, at=r.at.isoformat().replace("+00:00", "Z"),
-                           kind=r.kind, actor=r.actor, from_state=r.from_state,
-                           to_state=r.to_state, cause=r.cause, data=r.data) for r in rows],
+        items=[
+            HistoryItem(
+                id=r.id or 0,
+                at=r.at.isoformat().replace("+00:00", "Z"),
+                kind=r.kind,
+                actor=r.actor,
+                from_state=r.from_state,
+                to_state=r.to_state,
+                cause=r.cause,
+                data=r.data,
+            )
+            for r in rows
+        ],
     )
 
 
-@router.get("/healthz", operation_id="health", include_in_schema=False)
+@router.get("/healthz", operation_id="health", include_in_schema=False)  # under /v1
 async def health() -> Response:
     return Response('{"ok": true}', media_type="application/json")

@@ -83,9 +83,11 @@ def message_for(op: Operation, poll_s: float | None) -> tuple[str, NextAction | 
     what = f"The {op.kind} job"
     if state == State.SUCCEEDED:
         n_failed = failed_items(op)
-        late = " The cancel request came too late: the job finished first." if (
-            op.cancel_requested_at is not None
-        ) else ""
+        late = (
+            " The cancel request came too late: the job finished first."
+            if (op.cancel_requested_at is not None)
+            else ""
+        )
         if n_failed:
             return (
                 f"{what} FINISHED, but {n_failed} items FAILED (completed with errors)."

@@ -25,16 +25,24 @@ async def get_result(op_id: str, request: Request, who: Principal) -> Response:
     op = await load(engine, op_id, who)
     if State(op.state) != State.SUCCEEDED:
         body = to_body(op, engine.now())
-        raise ApiError(409, "result_not_available",
-                       f"No result: the operation is {op.state} ({body.status}). {body.message}",
-                       {"state": op.state, "status": body.status, "done": body.done})
+        raise ApiError(
+            409,
+            "result_not_available",
+            f"No result: the operation is {op.state} ({body.status}). {body.message}",
+            {"state": op.state, "status": body.status, "done": body.done},
+        )
     if op.result_ref:
         data = json.loads(engine.results.get(op.result_ref))
     else:
         data = op.result
-    payload = {"operation_id": op.id, "status": agent_status(op), "result": data,
-               "size": op.result_size, "sha256": op.result_sha256,
-               "result_summary": op.result_summary}
+    payload = {
+        "operation_id": op.id,
+        "status": agent_status(op),
+        "result": data,
+        "size": op.result_size,
+        "sha256": op.result_sha256,
+        "result_summary": op.result_summary,
+    }
     return Response(json.dumps(payload), media_type="application/json")
 
 

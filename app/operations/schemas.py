@@ -81,9 +81,7 @@ class OperationBody(BaseModel):
     created_at: str
     updated_at: str
     deadlines: dict[str, str | None]
-    outcome: str | None = Field(
-        default=None, description="Only on /wait: how the wait ended."
-    )
+    outcome: str | None = Field(default=None, description="Only on /wait: how the wait ended.")
 
 
 class OperationList(BaseModel):

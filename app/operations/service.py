@@ -60,20 +60,30 @@ def check_key(key: str | None) -> str:
             "twice; use a NEW key only for new work.",
         )
     if len(key) > MAX_KEY_LENGTH or not key.isprintable():
-        raise ApiError(400, "idempotency_key_invalid",
-                       f"Idempotency-Key must be printable and at most {MAX_KEY_LENGTH} chars.")
+        raise ApiError(
+            400,
+            "idempotency_key_invalid",
+            f"Idempotency-Key must be printable and at most {MAX_KEY_LENGTH} chars.",
+        )
     return key
 
 
 def check_target(engine: Engine, req: CreateOperationRequest) -> None:
     profile = engine.profiles.get(req.provider)
     if profile is None:
-        raise ApiError(422, "unknown_provider", f"No provider profile named {req.provider!r}.",
-                       {"known": sorted(engine.profiles)})
+        raise ApiError(
+            422,
+            "unknown_provider",
+            f"No provider profile named {req.provider!r}.",
+            {"known": sorted(engine.profiles)},
+        )
     if req.kind not in profile.kinds:
-        raise ApiError(422, "unknown_kind",
-                       f"Provider {req.provider!r} has no kind {req.kind!r}.",
-                       {"known": sorted(profile.kinds)})
+        raise ApiError(
+            422,
+            "unknown_kind",
+            f"Provider {req.provider!r} has no kind {req.kind!r}.",
+            {"known": sorted(profile.kinds)},
+        )
 
 
 async def create(
@@ -92,13 +102,24 @@ async def create(
         async with engine.db.transaction() as session:
             await repo.insert_operation(session, op)
             await repo.append_history(
-                session, operation_id=op.id, at=op.created_at, kind="transition",
-                actor=f"agent:{principal}", cause="intent recorded before any provider call",
-                from_state=None, to_state=State.CREATE_PENDING.value,
-                data={"fingerprint": fp, "idempotency_key": key, "trace_id": op.trace_id,
-                      "provider_token": op.provider_token,
-                      "deadlines": {"create_at": op.create_deadline_at.isoformat(),
-                                    "result_at": op.result_deadline_at.isoformat()}},
+                session,
+                operation_id=op.id,
+                at=op.created_at,
+                kind="transition",
+                actor=f"agent:{principal}",
+                cause="intent recorded before any provider call",
+                from_state=None,
+                to_state=State.CREATE_PENDING.value,
+                data={
+                    "fingerprint": fp,
+                    "idempotency_key": key,
+                    "trace_id": op.trace_id,
+                    "provider_token": op.provider_token,
+                    "deadlines": {
+                        "create_at": op.create_deadline_at.isoformat(),
+                        "result_at": op.result_deadline_at.isoformat(),
+                    },
+                },
             )
     except IntegrityError:
         # A concurrent request with the same key won the insert: answer as its replay.

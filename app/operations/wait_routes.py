@@ -30,8 +30,12 @@ def outcome_of(status: str) -> str:
     return {"processing": "timed_out", "cancelling": "timed_out"}.get(status, status)
 
 
-@router.get("/operations/{op_id}/wait", operation_id="waitOperation",
-            response_model=OperationBody, responses=ERRORS)
+@router.get(
+    "/operations/{op_id}/wait",
+    operation_id="waitOperation",
+    response_model=OperationBody,
+    responses=ERRORS,
+)
 async def wait_operation(
     op_id: str,
     request: Request,
@@ -54,8 +58,7 @@ async def wait_operation(
         await engine.notifier.wait(op_id, min(left, REREAD_SECONDS))
 
 
-@router.get("/operations/{op_id}/events", operation_id="streamOperationEvents",
-            responses=ERRORS)
+@router.get("/operations/{op_id}/events", operation_id="streamOperationEvents", responses=ERRORS)
 async def stream_events(
     op_id: str,
     request: Request,
@@ -82,9 +85,16 @@ async def stream_events(
                 yield {
                     "id": str(r.id),
                     "event": r.kind,
-                    "data": _json({"at": r.at.isoformat(), "kind": r.kind, "actor": r.actor,
-                                   "from_state": r.from_state, "to_state": r.to_state,
-                                   "cause": r.cause}),
+                    "data": _json(
+                        {
+                            "at": r.at.isoformat(),
+                            "kind": r.kind,
+                            "actor": r.actor,
+                            "from_state": r.from_state,
+                            "to_state": r.to_state,
+                            "cause": r.cause,
+                        }
+                    ),
                 }
             if op is None or is_done(State(op.state)):
                 if op is not None:

@@ -12,21 +12,33 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
-from urllib.parse import quote, quote_plus
 
 import anyio
 import httpx
 
 from app.providers import pointers
+from app.providers.http_util import (
+    as_int,
+    as_seconds,
+    as_str,
+    present,
+    quote_job_id,
+    read_capped,
+    record_exchange,
+    render,
+    scrub_json,
+    secret_variants,
+)
+from app.providers.http_util import classify as classify  # re-exported: tests import it here
+from app.providers.http_util import parse_retry_after as parse_retry_after  # likewise
 from app.providers.pointers import MISSING
-from app.providers.profile import REDACTED, CredentialError, Endpoint, Profile
+from app.providers.profile import Endpoint, Profile
+from app.providers.secrets import CredentialError
 from app.providers.types import CallResult, Exchange, Outcome, Progress
 
 WORKER_HEADER = "X-Jobgate-Worker"
@@ -35,124 +47,6 @@ SENSITIVE_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"}
 )
 _ENVELOPE_BYTES = 64 * 1024  # room around a max_bytes result for the JSON envelope
-
-
-def classify(answer: httpx.Response | BaseException) -> Outcome:
-    """Classify a response or a transport exception (SPEC section 3 needs this split).
-
-    2xx OK; 404 NOT_FOUND; 409 CONFLICT; 429 RATE_LIMITED; 408, 5xx (and 1xx/3xx,
-    which we never expect) AMBIGUOUS; other 4xx REJECTED. Any exception is
-    AMBIGUOUS: for a create it means "the job may exist", which is the safe reading.
-    """
-    if isinstance(answer, BaseException):
-        return Outcome.AMBIGUOUS
-    code = answer.status_code
-    if 200 <= code < 300:
-        return Outcome.OK
-    if code == 404:
-        return Outcome.NOT_FOUND
-    if code == 409:
-        return Outcome.CONFLICT
-    if code == 429:
-        return Outcome.RATE_LIMITED
-    if 400 <= code < 500 and code != 408:
-        return Outcome.REJECTED
-    return Outcome.AMBIGUOUS
-
-
-def parse_retry_after(value: str | None, now: datetime) -> float | None:
-    """Retry-After as seconds: delay-seconds or an HTTP-date relative to ``now``.
-
-    Unparseable values give ``None``; dates in the past give 0.
-    """
-    if value is None or not value.strip():
-        return None
-    try:
-        seconds = float(value.strip())
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(value.strip())
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:  # "-0000" dates are UTC per RFC 5322
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - now).total_seconds()
-    if math.isnan(seconds) or math.isinf(seconds):
-        return None
-    return max(seconds, 0.0)
-
-
-def _variants(secrets: Iterable[str]) -> list[str]:
-    # A provider may echo a secret raw, JSON-escaped or URL-encoded.
-    found = {
-        v for s in secrets if s for v in (s, json.dumps(s)[1:-1], quote(s, safe=""), quote_plus(s))
-    }
-    return sorted(found, key=len, reverse=True)
-
-
-def _scrub(text: str, variants: list[str]) -> str:
-    for v in variants:
-        text = text.replace(v, REDACTED)
-    return text
-
-
-def _scrub_json(value: Any, variants: list[str]) -> Any:
-    if isinstance(value, str):
-        return _scrub(value, variants)
-    if isinstance(value, list):
-        return [_scrub_json(v, variants) for v in value]
-    if isinstance(value, dict):
-        return {_scrub(k, variants): _scrub_json(v, variants) for k, v in value.items()}
-    return value
-
-
-def _render(template: Any, values: Mapping[str, Any]) -> Any:
-    """Substitute whole-string placeholders; a member whose placeholder is None is dropped."""
-    if isinstance(template, dict):
-        return {
-            k: _render(v, values)
-            for k, v in template.items()
-            if not (isinstance(v, str) and v in values and values[v] is None)
-        }
-    if isinstance(template, list):
-        return [_render(v, values) for v in template]
-    if isinstance(template, str):
-        if template.startswith("$$"):
-            return template[1:]
-        if template in values:
-            return copy.deepcopy(values[template])
-    return template
-
-
-def _quote_job_id(job_id: str) -> str:
-    # Keep "/" for ids like "operations/123", but never let "." or ".." segments walk the path.
-    if any(seg in ("", ".", "..") for seg in job_id.split("/")):
-        return quote(job_id, safe="").replace(".", "%2E")
-    return quote(job_id, safe="/")
-
-
-def _as_str(value: Any) -> str | None:
-    if isinstance(value, str):
-        return value
-    return str(value) if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _as_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    return int(value) if isinstance(value, float) and value.is_integer() else None
-
-
-def _as_seconds(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) and value >= 0 else None
-
-
-def _opt(value: Any) -> Any:
-    return None if value is MISSING else value
 
 
 @dataclass
@@ -210,7 +104,7 @@ class ProviderClient:
             "$client_reference": client_reference,
             "$token": token,
         }
-        body = copy.deepcopy(input) if ep.body is None else _render(ep.body, values)
+        body = copy.deepcopy(input) if ep.body is None else render(ep.body, values)
         headers: dict[str, str] = {}
         idem, ref = profile.idempotency, profile.client_reference
         try:
@@ -245,7 +139,7 @@ class ProviderClient:
         ep = profile.cancel
         if ep is None:
             return self._refused("cancel", f"profile {profile.name} cannot cancel")
-        body = None if ep.body is None else _render(ep.body, {"$reason": reason, "$job_id": job_id})
+        body = None if ep.body is None else render(ep.body, {"$reason": reason, "$job_id": job_id})
         raw = await self._call(profile, "cancel", ep, job_id, trace_id, worker, body)
         return self._observation(profile, raw, require=None)
 
@@ -286,7 +180,7 @@ class ProviderClient:
         for job in jobs if isinstance(jobs, list) else []:
             if ep.match is not None and pointers.get(job, ep.match) != client_reference:
                 continue
-            job_id = _as_str(pointers.get(job, ep.job_id))
+            job_id = as_str(pointers.get(job, ep.job_id))
             if job_id is not None:
                 ids.append(job_id)
         return _replace(found, job_ids=ids)
@@ -319,8 +213,8 @@ class ProviderClient:
         if credential is not None:
             headers[credential.header] = credential.value.reveal()
             sensitive = sensitive | {credential.header.lower()}
-            variants = _variants([credential.secret.reveal()])
-        path = ep.path.replace("{job_id}", _quote_job_id(job_id or ""))
+            variants = secret_variants([credential.secret.reveal()])
+        path = ep.path.replace("{job_id}", quote_job_id(job_id or ""))
         t = profile.timeouts
         try:
             request = self._http.build_request(
@@ -341,7 +235,7 @@ class ProviderClient:
             with anyio.fail_after(t.seconds):
                 response = await self._http.send(request, stream=True)
                 try:
-                    data, complete = await _read_capped(response, cap)
+                    data, complete = await read_capped(response, cap)
                 finally:
                     await response.aclose()
         except Exception as exc:  # every transport failure is an outcome, never a crash
@@ -359,7 +253,7 @@ class ProviderClient:
                 except ValueError:
                     pass
                 if json_ok and variants:
-                    scrubbed = _scrub_json(body_json, variants)
+                    scrubbed = scrub_json(body_json, variants)
                     if scrubbed != body_json:
                         # The raw text may hide the secret in \u escapes: record the clean form.
                         body_json, text = scrubbed, json.dumps(scrubbed, ensure_ascii=False)
@@ -383,8 +277,8 @@ class ProviderClient:
     def _observation(self, profile: Profile, raw: _Raw, *, require: str | None) -> CallResult:
         p = profile.pointers
         body = raw.body if raw.json_ok else None
-        job_id = _as_str(pointers.get(body, p.job_id))
-        state = _as_str(pointers.get(body, p.state))
+        job_id = as_str(pointers.get(body, p.job_id))
+        state = as_str(pointers.get(body, p.state))
         # What a 2xx must carry to count as OK; cancel (None) needs nothing: the 2xx is the news.
         checks = {
             "job_id": job_id is not None,
@@ -394,9 +288,9 @@ class ProviderClient:
         }
         ok = checks[require] and (raw.json_ok or require is None)
         outcome, note = self._outcome(raw, ok=ok, why=f"response lacks the {require}")
-        completed = _as_int(pointers.get(body, p.progress_completed))
-        total = _as_int(pointers.get(body, p.progress_total))
-        error = _opt(pointers.get(body, p.error))
+        completed = as_int(pointers.get(body, p.progress_completed))
+        total = as_int(pointers.get(body, p.progress_total))
+        error = present(pointers.get(body, p.error))
         found = _replace(
             self._base(raw, outcome, note),
             remote_job_id=job_id,
@@ -404,7 +298,7 @@ class ProviderClient:
             remote_class=profile.remote_class(state) if state is not None else None,
             progress=None if completed is None and total is None else Progress(completed, total),
             error=error if isinstance(error, dict) else ({"message": error} if error else None),
-            poll_hint_seconds=_as_seconds(pointers.get(body, p.poll_hint)),
+            poll_hint_seconds=as_seconds(pointers.get(body, p.poll_hint)),
         )
         inline = pointers.get(body, p.inline_result)
         return found if inline is MISSING or inline is None else self._with_result(
@@ -417,13 +311,13 @@ class ProviderClient:
         items = {
             name: n
             for name, ptr in counts.items()
-            if (n := _as_int(pointers.get(doc, ptr))) is not None
+            if (n := as_int(pointers.get(doc, ptr))) is not None
         }
         failed_items = pointers.get(doc, rp.failed_items)
         return _replace(
             found,
-            result=_opt(pointers.get(doc, rp.data)),
-            result_sha256=_as_str(pointers.get(doc, rp.sha256)),
+            result=present(pointers.get(doc, rp.data)),
+            result_sha256=as_str(pointers.get(doc, rp.sha256)),
             items=items or None,
             failed_items=failed_items if isinstance(failed_items, list) else [],
         )
@@ -441,38 +335,10 @@ class ProviderClient:
         )
 
     def _exchange(self, raw: _Raw, note: str | None) -> Exchange:
-        v, limit = raw.variants, self._limit
-
-        def clean(text: str | None) -> str | None:
-            if text is None:
-                return None
-            text = _scrub(text, v)
-            return text if len(text) <= limit else f"{text[:limit]}...[truncated {len(text)} chars]"
-
-        def headers(source: httpx.Headers | None) -> dict[str, str]:
-            out: dict[str, str] = {}
-            for raw_name, raw_value in source.raw if source is not None else []:
-                # raw keeps the header's original spelling, which reads better in history.
-                name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
-                shown = REDACTED if name.lower() in raw.sensitive else clean(value) or ""
-                out[name] = f"{out[name]}, {shown}" if name in out else shown
-            return out
-
-        req, resp = raw.request, raw.response
-        return Exchange(
-            operation=raw.operation,
-            method=req.method if req is not None else "",
-            url=(clean(str(req.url)) or "") if req is not None else "",
-            status_code=resp.status_code if resp is not None else None,
-            request_headers=headers(req.headers if req is not None else None),
-            request_body=(
-                clean(req.content.decode("utf-8", "replace") or None) if req is not None else None
-            ),
-            response_headers=headers(resp.headers if resp is not None else None),
-            response_body=clean(raw.text),
-            duration_ms=raw.duration_ms,
-            error=clean(note or raw.error),
-        )
+        return record_exchange(
+            raw.operation, raw.request, raw.response, raw.text, note or raw.error,
+            raw.duration_ms, variants=raw.variants, sensitive=raw.sensitive, limit=self._limit,
+        )  # fmt: skip
 
     def _refused_raw(self, operation: str, why: str, variants: list[str] | None = None) -> _Raw:
         return _Raw(
@@ -482,19 +348,6 @@ class ProviderClient:
 
     def _refused(self, operation: str, why: str) -> CallResult:
         return self._base(self._refused_raw(operation, why), Outcome.REJECTED, None)
-
-
-async def _read_capped(response: httpx.Response, cap: int) -> tuple[bytes, bool]:
-    """Read at most ``cap`` bytes; ``(prefix, False)`` when the body is larger."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > cap:
-            chunks.append(chunk[: max(0, cap - (size - len(chunk)))])
-            return b"".join(chunks), False
-        chunks.append(chunk)
-    return b"".join(chunks), True
 
 
 def _replace(found: CallResult, **changes: Any) -> CallResult:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -27,35 +26,19 @@ from pydantic import (
 )
 
 from app.providers import pointers
+from app.providers.secrets import Credential, CredentialSpec, EnvName, HeaderName, Secret, SecretRef
+from app.providers.secrets import CredentialError as CredentialError  # re-exported for callers
 from app.providers.types import RemoteClass
 
 BUILTIN_DIR = Path(__file__).with_name("profiles")
-REDACTED = "[redacted]"
 
 
 class ProfileError(Exception):
     """A profile file is unreadable or invalid; the message names the file and field."""
 
 
-class CredentialError(Exception):
-    """A required credential (or webhook secret) could not be resolved at call time."""
-
-
 def _pointer(value: str) -> str:
     pointers.parse(value)  # raises PointerError (a ValueError) with a clear message
-    return value
-
-
-def _env_name(value: str) -> str:
-    # Also a guard against a secret pasted where a variable name belongs: no echo.
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
-        raise ValueError("must be an environment variable name (letters, digits, _)")
-    return value
-
-
-def _header_name(value: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", value):
-        raise ValueError("must be an HTTP header name")
     return value
 
 
@@ -78,8 +61,6 @@ def _check_base_url(url: str) -> str:
 
 
 Pointer = Annotated[str, AfterValidator(_pointer)]
-EnvName = Annotated[str, AfterValidator(_env_name)]
-HeaderName = Annotated[str, AfterValidator(_header_name)]
 UrlPath = Annotated[str, AfterValidator(_path)]
 Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 Seconds = Annotated[float, Field(gt=0)]
@@ -87,7 +68,6 @@ Seconds = Annotated[float, Field(gt=0)]
 # Body template placeholders, per endpoint; "$$x" is the literal string "$x".
 CREATE_PLACEHOLDERS = frozenset({"$input", "$kind", "$client_reference", "$token"})
 CANCEL_PLACEHOLDERS = frozenset({"$reason", "$job_id"})
-_INLINE_SECRET_KEYS = frozenset({"value", "token", "secret", "password", "api_key", "key"})
 
 
 def _check_template(template: Any, allowed: frozenset[str]) -> None:
@@ -104,90 +84,6 @@ def _check_template(template: Any, allowed: frozenset[str]) -> None:
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Secret:
-    """A resolved secret value that never shows itself in repr, str or logs."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        """The raw value, for the one place that must send or verify with it."""
-        return self._value
-
-    def __repr__(self) -> str:
-        return f"Secret({REDACTED!r})"
-
-    __str__ = __repr__
-
-
-@dataclass(frozen=True)
-class Credential:
-    """A credential resolved for one call: the header to set and its (hidden) value."""
-
-    header: str
-    value: Secret = field(repr=False)  # the full header value, e.g. "Bearer <token>"
-    secret: Secret = field(repr=False)  # the raw secret, so exchanges can scrub echoes
-
-
-class SecretRef(_Model):
-    """Where a secret lives: an environment variable or a file, never inline."""
-
-    env: EnvName | None = None
-    file: Path | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_inline_secret(cls, data: Any) -> Any:
-        if isinstance(data, dict) and _INLINE_SECRET_KEYS & set(data):
-            raise ValueError("inline secrets are not allowed; reference one with env or file")
-        return data
-
-    @model_validator(mode="after")
-    def _exactly_one(self) -> SecretRef:
-        if (self.env is None) == (self.file is None):
-            raise ValueError("give exactly one of env or file")
-        return self
-
-    def resolve(self, env: Mapping[str, str]) -> Secret | None:
-        """Read the secret now; ``None`` when the variable is unset/empty or the file absent."""
-        if self.env is not None:
-            value = env.get(self.env, "")
-        else:
-            assert self.file is not None
-            try:
-                value = self.file.expanduser().read_text(encoding="utf-8").strip()
-            except FileNotFoundError:
-                return None
-            except OSError as exc:  # unreadable is a config error, not "not configured"
-                raise CredentialError(f"secret file {self.file}: {exc.strerror}") from None
-        return Secret(value) if value else None
-
-    def describe(self) -> str:
-        """Where the secret is expected, for error messages (never the value)."""
-        return f"env {self.env}" if self.env is not None else f"file {self.file}"
-
-
-class CredentialSpec(SecretRef):
-    """How the credential is sent: ``bearer`` (Authorization) or a named ``header``."""
-
-    type: Literal["bearer", "header"] = "bearer"
-    header: HeaderName | None = None
-    optional: bool = False
-
-    @model_validator(mode="after")
-    def _header_for_type(self) -> CredentialSpec:
-        if self.type == "header" and self.header is None:
-            raise ValueError("type header needs a header name")
-        return self
-
-    @property
-    def header_name(self) -> str:
-        """The header that carries the credential."""
-        return self.header or "Authorization"
 
 
 class IdempotencySpec(_Model):
@@ -392,16 +288,7 @@ class Profile(_Model):
         Raises ``CredentialError`` when a required credential is missing.
         """
         spec = self.credentials
-        if spec is None:
-            return None
-        secret = spec.resolve(env)
-        if secret is None:
-            if spec.optional:
-                return None
-            raise CredentialError(f"profile {self.name}: credential {spec.describe()} is not set")
-        raw = secret.reveal()
-        value = f"Bearer {raw}" if spec.type == "bearer" else raw
-        return Credential(header=spec.header_name, value=Secret(value), secret=secret)
+        return None if spec is None else spec.credential(env, f"profile {self.name}")
 
     def resolve_webhook_secret(self, env: Mapping[str, str]) -> Secret | None:
         """The webhook secret, resolved now; ``None`` when not configured."""

@@ -27,11 +27,18 @@ def _key() -> dict[str, str]:
         (b'{"provider": "mock", "kind": "nope", "input": {}}', 422, "unknown_kind"),
         (b'{"provider": "mock", "kind": "report", "input": "text"}', 422, "invalid_request"),
         (b'{"provider": "mock", "kind": "report"}', 422, "invalid_request"),
-        (b'{"provider": "mock", "kind": "report", "input": {}, "extra": 1}', 422,
-         "invalid_request"),
-        (b'{"provider": "mock", "kind": "report", "input": {}, "deadlines": '
-         b'{"result_seconds": -5}}', 422, "invalid_request"),
-        (b'[1, 2]', 422, "invalid_request"),
+        (
+            b'{"provider": "mock", "kind": "report", "input": {}, "extra": 1}',
+            422,
+            "invalid_request",
+        ),
+        (
+            b'{"provider": "mock", "kind": "report", "input": {}, "deadlines": '
+            b'{"result_seconds": -5}}',
+            422,
+            "invalid_request",
+        ),
+        (b"[1, 2]", 422, "invalid_request"),
     ],
 )
 async def test_bad_create_bodies(gateway: Gateway, payload: bytes, status: int, code: str) -> None:
@@ -44,8 +51,11 @@ async def test_bad_create_bodies(gateway: Gateway, payload: bytes, status: int, 
 
 
 async def test_oversized_body_is_413(gateway: Gateway) -> None:
-    big: dict[str, Any] = {"provider": "mock", "kind": "report",
-                           "input": {"blob": "x" * (300 * 1024)}}
+    big: dict[str, Any] = {
+        "provider": "mock",
+        "kind": "report",
+        "input": {"blob": "x" * (300 * 1024)},
+    }
     r = await gateway.http.post("/v1/operations", json=big, headers=_key())
     assert r.status_code == 413
     assert r.json()["error"]["code"] == "body_too_large"
@@ -61,8 +71,12 @@ async def test_unknown_operation_is_json_404(gateway: Gateway) -> None:
 
 
 async def test_bad_list_filters(gateway: Gateway) -> None:
-    for params, code in [({"state": "bogus"}, "unknown_state"), ({"status": "x"}, "unknown_status"),
-                         ({"cursor": "!!"}, "invalid_cursor"), ({"label": "nokv"}, "invalid_label")]:
+    for params, code in [
+        ({"state": "bogus"}, "unknown_state"),
+        ({"status": "x"}, "unknown_status"),
+        ({"cursor": "!!"}, "invalid_cursor"),
+        ({"label": "nokv"}, "invalid_label"),
+    ]:
         r = await gateway.http.get("/v1/operations", params=params)
         assert r.status_code in (400, 422)
         assert r.json()["error"]["code"] == code

@@ -22,8 +22,10 @@ async def test_history_rows_cannot_be_changed_or_deleted(gateway: Gateway) -> No
             with pytest.raises(DBAPIError, match="append-only"), engine.begin() as conn:
                 conn.execute(text(sql), {"id": op_id})
         with engine.connect() as conn:
-            n = conn.execute(text("SELECT count(*) FROM operation_history WHERE operation_id = :id"),
-                             {"id": op_id}).scalar_one()
+            n = conn.execute(
+                text("SELECT count(*) FROM operation_history WHERE operation_id = :id"),
+                {"id": op_id},
+            ).scalar_one()
             assert n >= 2
             causes = conn.execute(text("SELECT cause FROM operation_history")).scalars().all()
             assert "rewritten" not in causes

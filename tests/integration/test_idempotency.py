@@ -51,10 +51,16 @@ async def test_same_key_different_input_is_422(gateway: Gateway) -> None:
 
 async def test_key_order_in_input_does_not_change_the_fingerprint(gateway: Gateway) -> None:
     key = uuid.uuid4().hex
-    a = {"provider": "mock", "kind": "report",
-         "input": {"x": 1, "scenario": {"name": "fast"}, "y": [1, 2]}}
-    b = {"kind": "report", "input": {"y": [1, 2], "scenario": {"name": "fast"}, "x": 1.0},
-         "provider": "mock"}
+    a = {
+        "provider": "mock",
+        "kind": "report",
+        "input": {"x": 1, "scenario": {"name": "fast"}, "y": [1, 2]},
+    }
+    b = {
+        "kind": "report",
+        "input": {"y": [1, 2], "scenario": {"name": "fast"}, "x": 1.0},
+        "provider": "mock",
+    }
     r1 = await gateway.http.post("/v1/operations", json=a, headers={"Idempotency-Key": key})
     r2 = await gateway.http.post("/v1/operations", json=b, headers={"Idempotency-Key": key})
     assert r2.status_code == 200, r2.text
@@ -63,14 +69,17 @@ async def test_key_order_in_input_does_not_change_the_fingerprint(gateway: Gatew
 
 async def test_concurrent_same_key_makes_one_operation_and_one_job(gateway: Gateway) -> None:
     key = uuid.uuid4().hex
-    rs = await asyncio.gather(*(
-        gateway.http.post("/v1/operations", json=BODY, headers={"Idempotency-Key": key})
-        for _ in range(5)
-    ))
+    rs = await asyncio.gather(
+        *(
+            gateway.http.post("/v1/operations", json=BODY, headers={"Idempotency-Key": key})
+            for _ in range(5)
+        )
+    )
     ids = {r.json()["operation_id"] for r in rs}
     assert len(ids) == 1
     assert sorted(r.status_code for r in rs).count(202) == 1
     token = await gateway.token_of(ids.pop())
-    assert gateway.stats(token)["jobs_by_token"] == {token: [gateway.stats(token)[
-        "jobs_by_token"][token][0]]}
+    assert gateway.stats(token)["jobs_by_token"] == {
+        token: [gateway.stats(token)["jobs_by_token"][token][0]]
+    }
     assert gateway.stats(token)["creates_by_token"][token] == 1

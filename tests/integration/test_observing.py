@@ -103,7 +103,8 @@ async def test_result_temporarily_unavailable_is_retried(gateway: Gateway) -> No
 
 
 async def test_result_down_past_the_deadline_is_result_unavailable(gateway: Gateway) -> None:
-    r = await gateway.start({"name": "result_unavailable", "polls": 10_000},
-                            deadlines={"result_seconds": 300})
+    r = await gateway.start(
+        {"name": "result_unavailable", "polls": 10_000}, deadlines={"result_seconds": 300}
+    )
     final = await gateway.run_until_done(r.json()["operation_id"], step=61)
     assert final["state"] == "result_unavailable" and final["status"] == "needs_attention"

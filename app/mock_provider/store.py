@@ -1,0 +1,334 @@
+"""The mock provider's small persistent state: jobs, create calls per token, a per-job call log.
+
+This is the mock's private SQLite file (not jobgate's database), so it creates its
+own tables. One connection guarded by a lock serves every thread; each call that
+reads counters and then writes runs in one `BEGIN IMMEDIATE` transaction so the
+decision it makes (e.g. "is this the token's first create?") cannot race.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from app.mock_provider.scenarios import CreateDecision
+
+T = TypeVar("T")
+JobOp = Literal["status", "cancel", "result"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id TEXT NOT NULL UNIQUE,
+    token TEXT NOT NULL,
+    client_reference TEXT,
+    kind TEXT NOT NULL,
+    trace_id TEXT,
+    scenario TEXT NOT NULL,
+    state TEXT NOT NULL,
+    completed INTEGER NOT NULL,
+    total INTEGER NOT NULL,
+    status_calls INTEGER NOT NULL DEFAULT 0,
+    cancel_calls INTEGER NOT NULL DEFAULT 0,
+    result_calls INTEGER NOT NULL DEFAULT 0,
+    webhooks_sent INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_by_token ON jobs (token, seq);
+CREATE INDEX IF NOT EXISTS jobs_by_client_reference ON jobs (client_reference, seq);
+CREATE TABLE IF NOT EXISTS creates (token TEXT PRIMARY KEY, calls INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id TEXT NOT NULL,
+    at TEXT NOT NULL,
+    op TEXT NOT NULL,
+    worker TEXT,
+    trace_id TEXT
+);
+CREATE INDEX IF NOT EXISTS calls_by_job ON calls (job_id, id);
+"""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """One stored job, as read inside the transaction of the call that read it."""
+
+    job_id: str
+    token: str
+    client_reference: str | None
+    kind: str
+    trace_id: str | None
+    scenario: dict[str, Any]
+    state: str
+    completed: int
+    total: int
+    status_calls: int
+    cancel_calls: int
+    result_calls: int
+    webhooks_sent: int
+    created_at: str
+    updated_at: str
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        """`(completed, total)`."""
+        return (self.completed, self.total)
+
+
+@dataclass(frozen=True)
+class NewJob:
+    """What a create call would store if it decides to make a job."""
+
+    kind: str
+    scenario: dict[str, Any]
+    client_reference: str | None
+    trace_id: str | None
+    state: str
+    progress: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class JobUpdate:
+    """A new state and progress for a job."""
+
+    state: str
+    progress: tuple[int, int]
+
+
+_COLUMNS = ", ".join(JobRecord.__dataclass_fields__)
+
+
+def _job(row: sqlite3.Row) -> JobRecord:
+    values = dict(row)
+    values["scenario"] = json.loads(values["scenario"])
+    return JobRecord(**values)
+
+
+class MockStore:
+    """Thread-safe access to the mock's SQLite state; the connection opens lazily."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is None:
+            if self._path != ":memory:":
+                Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+            # Autocommit mode: transactions are opened explicitly with BEGIN IMMEDIATE.
+            conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # WAL makes this crash-safe enough
+            conn.execute("PRAGMA busy_timeout=5000")
+            conn.executescript(_SCHEMA)
+            self._conn = conn
+        return self._conn
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            conn = self._connect()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close the connection (a later call reopens it; `:memory:` state is then lost)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def reset(self) -> None:
+        """Forget every job, counter and logged call."""
+        with self._tx() as conn:
+            conn.execute("DELETE FROM jobs")
+            conn.execute("DELETE FROM creates")
+            conn.execute("DELETE FROM calls")
+
+    def create_call(
+        self,
+        token: str,
+        decide: Callable[[int], CreateDecision],
+        new_job: NewJob,
+        worker: str | None,
+        trace_id: str | None = None,
+    ) -> tuple[CreateDecision, JobRecord | None]:
+        """Count a create call for `token`, let `decide(jobs_for_token)` choose, and apply
+        it atomically: action "new" stores `new_job`, "existing" answers with the token's
+        latest job, "none" stores nothing. Returns the decision and the job."""
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO creates (token, calls) VALUES (?, 1) "
+                "ON CONFLICT(token) DO UPDATE SET calls = calls + 1",
+                (token,),
+            )
+            (count,) = conn.execute(
+                "SELECT COUNT(*) FROM jobs WHERE token = ?", (token,)
+            ).fetchone()
+            decision = decide(int(count))
+            action = decision.action
+            job_id: str | None = None
+            if action == "new":
+                job_id = "job_" + secrets.token_hex(12)
+                now = _now()
+                conn.execute(
+                    "INSERT INTO jobs (job_id, token, client_reference, kind, trace_id, scenario,"
+                    " state, completed, total, created_at, updated_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        job_id, token, new_job.client_reference, new_job.kind, new_job.trace_id,
+                        json.dumps(new_job.scenario), new_job.state, *new_job.progress, now, now,
+                    ),
+                )  # fmt: skip
+            elif action == "existing":
+                row = conn.execute(
+                    "SELECT job_id FROM jobs WHERE token = ? ORDER BY seq DESC LIMIT 1", (token,)
+                ).fetchone()
+                job_id = row["job_id"] if row else None
+            if job_id is None:
+                return decision, None
+            self._log(conn, job_id, "create", worker, trace_id)
+            return decision, self._get(conn, job_id)
+
+    def job_call(
+        self,
+        job_id: str,
+        op: JobOp,
+        decide: Callable[[JobRecord], tuple[T, JobUpdate | None]],
+        worker: str | None = None,
+        trace_id: str | None = None,
+    ) -> tuple[JobRecord, T, JobRecord] | None:
+        """Count and log an `op` call on a job, then let `decide(job)` (which sees the
+        incremented counter) choose the answer and an optional update, applied atomically.
+        Returns the job as `decide` saw it, the answer, and the job after the update;
+        None for an unknown job."""
+        with self._tx() as conn:
+            # The column name comes from a closed Literal, never from user input.
+            cur = conn.execute(
+                f"UPDATE jobs SET {op}_calls = {op}_calls + 1 WHERE job_id = ?", (job_id,)
+            )
+            if cur.rowcount == 0:
+                return None
+            self._log(conn, job_id, op, worker, trace_id)
+            job = self._get(conn, job_id)
+            answer, update = decide(job)
+            if update is not None and (update.state, update.progress) != (job.state, job.progress):
+                conn.execute(
+                    "UPDATE jobs SET state = ?, completed = ?, total = ?, updated_at = ?"
+                    " WHERE job_id = ?",
+                    (update.state, *update.progress, _now(), job_id),
+                )
+                return job, answer, self._get(conn, job_id)
+            return job, answer, job
+
+    def get_job(self, job_id: str) -> JobRecord | None:
+        """One job, or None."""
+        with self._lock:
+            row = (
+                self._connect()
+                .execute(f"SELECT {_COLUMNS} FROM jobs WHERE job_id = ?", (job_id,))
+                .fetchone()
+            )
+        return _job(row) if row else None
+
+    def lookup(
+        self, idempotency_key: str | None, client_reference: str | None
+    ) -> list[dict[str, Any]]:
+        """Jobs matching every given filter, oldest first: `{job_id, state, created_at}`."""
+        where, args = [], []
+        if idempotency_key is not None:
+            where.append("token = ?")
+            args.append(idempotency_key)
+        if client_reference is not None:
+            where.append("client_reference = ?")
+            args.append(client_reference)
+        sql = "SELECT job_id, state, created_at FROM jobs"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        with self._lock:
+            rows = self._connect().execute(sql + " ORDER BY seq", args).fetchall()
+        return [dict(r) for r in rows]
+
+    def stats(self, token: str | None = None) -> dict[str, Any]:
+        """The `/_mock/stats` body, optionally limited to one idempotency token."""
+        where, args = ("WHERE token = ?", (token,)) if token is not None else ("", ())
+        with self._lock:
+            conn = self._connect()
+            creates = conn.execute(f"SELECT token, calls FROM creates {where}", args).fetchall()
+            jobs = conn.execute(
+                "SELECT job_id, token, state, status_calls, cancel_calls, result_calls,"
+                f" webhooks_sent FROM jobs {where} ORDER BY seq",
+                args,
+            ).fetchall()
+        jobs_by_token: dict[str, list[str]] = {}
+        for j in jobs:
+            jobs_by_token.setdefault(j["token"], []).append(j["job_id"])
+        return {
+            "creates_by_token": {r["token"]: r["calls"] for r in creates},
+            "jobs_by_token": jobs_by_token,
+            "jobs": {
+                j["job_id"]: {
+                    "status_calls": j["status_calls"],
+                    "cancel_calls": j["cancel_calls"],
+                    "result_calls": j["result_calls"],
+                    "state": j["state"],
+                    "token": j["token"],
+                }
+                for j in jobs
+            },
+            "webhooks_sent": sum(j["webhooks_sent"] for j in jobs),
+        }
+
+    def calls(self, job_id: str) -> list[dict[str, Any]]:
+        """The call log of one job, oldest first: `{at, op, worker, trace_id}`."""
+        with self._lock:
+            rows = (
+                self._connect()
+                .execute(
+                    "SELECT at, op, worker, trace_id FROM calls WHERE job_id = ? ORDER BY id",
+                    (job_id,),
+                )
+                .fetchall()
+            )
+        return [dict(r) for r in rows]
+
+    def count_webhook_sent(self, job_id: str) -> None:
+        """Record one delivered webhook for a job."""
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE jobs SET webhooks_sent = webhooks_sent + 1 WHERE job_id = ?", (job_id,)
+            )
+
+    @staticmethod
+    def _log(
+        conn: sqlite3.Connection, job_id: str, op: str, worker: str | None, trace_id: str | None
+    ) -> None:
+        conn.execute(
+            "INSERT INTO calls (job_id, at, op, worker, trace_id) VALUES (?, ?, ?, ?, ?)",
+            (job_id, _now(), op, worker, trace_id),
+        )
+
+    @staticmethod
+    def _get(conn: sqlite3.Connection, job_id: str) -> JobRecord:
+        row = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE job_id = ?", (job_id,)).fetchone()
+        return _job(row)

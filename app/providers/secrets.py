@@ -1,0 +1,141 @@
+"""Secrets and credentials: references in the profile, values only at call time.
+
+A profile never holds a secret, only a ``SecretRef`` (an environment variable or
+a file) that is read when a call is made (SPEC 1.10). The value read is wrapped in
+a ``Secret`` so that it never shows itself in a repr, a log or an exception.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
+
+REDACTED = "[redacted]"
+_INLINE_SECRET_KEYS = frozenset({"value", "token", "secret", "password", "api_key", "key"})
+
+
+class CredentialError(Exception):
+    """A required credential (or webhook secret) could not be resolved at call time."""
+
+
+def _env_name(value: str) -> str:
+    # Also a guard against a secret pasted where a variable name belongs: no echo.
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+        raise ValueError("must be an environment variable name (letters, digits, _)")
+    return value
+
+
+def _header_name(value: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", value):
+        raise ValueError("must be an HTTP header name")
+    return value
+
+
+EnvName = Annotated[str, AfterValidator(_env_name)]
+HeaderName = Annotated[str, AfterValidator(_header_name)]
+
+
+class Secret:
+    """A resolved secret value that never shows itself in repr, str or logs."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        """The raw value, for the one place that must send or verify with it."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return f"Secret({REDACTED!r})"
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True)
+class Credential:
+    """A credential resolved for one call: the header to set and its (hidden) value."""
+
+    header: str
+    value: Secret = field(repr=False)  # the full header value, e.g. "Bearer <token>"
+    secret: Secret = field(repr=False)  # the raw secret, so exchanges can scrub echoes
+
+
+class SecretRef(BaseModel):
+    """Where a secret lives: an environment variable or a file, never inline."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    env: EnvName | None = None
+    file: Path | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_inline_secret(cls, data: Any) -> Any:
+        if isinstance(data, dict) and _INLINE_SECRET_KEYS & set(data):
+            raise ValueError("inline secrets are not allowed; reference one with env or file")
+        return data
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> SecretRef:
+        if (self.env is None) == (self.file is None):
+            raise ValueError("give exactly one of env or file")
+        return self
+
+    def resolve(self, env: Mapping[str, str]) -> Secret | None:
+        """Read the secret now; ``None`` when the variable is unset/empty or the file absent."""
+        if self.env is not None:
+            value = env.get(self.env, "")
+        else:
+            assert self.file is not None
+            try:
+                value = self.file.expanduser().read_text(encoding="utf-8").strip()
+            except FileNotFoundError:
+                return None
+            except OSError as exc:  # unreadable is a config error, not "not configured"
+                raise CredentialError(f"secret file {self.file}: {exc.strerror}") from None
+        return Secret(value) if value else None
+
+    def describe(self) -> str:
+        """Where the secret is expected, for error messages (never the value)."""
+        return f"env {self.env}" if self.env is not None else f"file {self.file}"
+
+
+class CredentialSpec(SecretRef):
+    """How the credential is sent: ``bearer`` (Authorization) or a named ``header``."""
+
+    type: Literal["bearer", "header"] = "bearer"
+    header: HeaderName | None = None
+    optional: bool = False
+
+    @model_validator(mode="after")
+    def _header_for_type(self) -> CredentialSpec:
+        if self.type == "header" and self.header is None:
+            raise ValueError("type header needs a header name")
+        return self
+
+    @property
+    def header_name(self) -> str:
+        """The header that carries the credential."""
+        return self.header or "Authorization"
+
+    def credential(self, env: Mapping[str, str], owner: str) -> Credential | None:
+        """Resolve the credential now; ``None`` if it is unset and optional.
+
+        Raises ``CredentialError`` (naming ``owner``, e.g. "profile acme") when a
+        required credential is missing.
+        """
+        secret = self.resolve(env)
+        if secret is None:
+            if self.optional:
+                return None
+            raise CredentialError(f"{owner}: credential {self.describe()} is not set")
+        raw = secret.reveal()
+        value = f"Bearer {raw}" if self.type == "bearer" else raw
+        return Credential(header=self.header_name, value=Secret(value), secret=secret)

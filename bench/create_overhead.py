@@ -1,0 +1,109 @@
+"""Creates per second through the gateway vs directly against the mock provider.
+
+Both run as real processes on loopback, measured in one run at the same
+concurrency; prints the median of several rounds and the ratio.
+
+    .venv/bin/python bench/create_overhead.py [--n 400] [--concurrency 16] [--rounds 5]
+        [--database-url sqlite:///...|postgresql://...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.core.migrate import upgrade  # noqa: E402
+from tests.support.processes import (  # noqa: E402
+    Process,
+    free_port,
+    gateway_env,
+    gateway_process,
+)
+
+BODY = {"provider": "mock", "kind": "report", "input": {"scenario": {"name": "fast"}}}
+
+
+async def _rate(url: str, path: str, body: dict[str, object], n: int, conc: int) -> float:
+    sem = asyncio.Semaphore(conc)
+    limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
+    async with httpx.AsyncClient(base_url=url, timeout=30, limits=limits) as client:
+
+        async def one() -> None:
+            async with sem:
+                r = await client.post(
+                    path, json=body, headers={"Idempotency-Key": uuid.uuid4().hex}
+                )
+                assert r.status_code in (200, 202), r.text
+
+        await asyncio.gather(*(one() for _ in range(conc)))  # warm connections
+        t0 = time.perf_counter()
+        await asyncio.gather(*(one() for _ in range(n)))
+        return n / (time.perf_counter() - t0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=400)
+    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--database-url", default=None)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="jobgate-bench-"))
+    db_url = args.database_url or f"sqlite:///{tmp / 'bench.db'}"
+    upgrade(db_url)
+    mock_port = free_port()
+    mock_url = f"http://127.0.0.1:{mock_port}"
+    mock = Process(
+        ["mock-provider", "--port", str(mock_port)],
+        {"JOBGATE_MOCK_STATE_PATH": str(tmp / "mock.db")},
+        tmp / "mock.log",
+    ).start()
+    try:
+        for _ in range(100):
+            try:
+                httpx.get(f"{mock_url}/_mock/stats", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        env = gateway_env(db_url, mock_url, tmp / "data", lease_seconds=30)
+        with gateway_process(env, tmp / "gateway.log", observer=False) as (_, gw_url):
+            direct, via = [], []
+            mock_body = {"kind": "report", "input": BODY["input"], "client_reference": "bench"}
+            for _ in range(args.rounds):
+                direct.append(
+                    asyncio.run(_rate(mock_url, "/v1/jobs", mock_body, args.n, args.concurrency))
+                )
+                via.append(
+                    asyncio.run(_rate(gw_url, "/v1/operations", BODY, args.n, args.concurrency))
+                )
+    finally:
+        mock.kill()
+    d, g = statistics.median(direct), statistics.median(via)
+    backend = "postgresql" if db_url.startswith("postgresql") else "sqlite"
+    print(
+        f"create_overhead backend={backend} n={args.n} concurrency={args.concurrency} "
+        f"rounds={args.rounds}"
+    )  # noqa: T201
+    print(
+        f"  direct to mock provider : median {d:8.1f} creates/s  "
+        f"(rounds: {', '.join(f'{x:.0f}' for x in direct)})"
+    )  # noqa: T201
+    print(
+        f"  through the gateway     : median {g:8.1f} creates/s  "
+        f"(rounds: {', '.join(f'{x:.0f}' for x in via)})"
+    )  # noqa: T201
+    print(f"  ratio gateway/direct    : {g / d:.2f}")  # noqa: T201
+
+
+if __name__ == "__main__":
+    main()

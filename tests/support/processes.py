@@ -1,0 +1,110 @@
+"""Real jobgate processes for fault tests: start on a free port, SIGKILL, restart."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+START_TIMEOUT_S = 20.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Process:
+    """One `jobgate ...` subprocess with its own environment and log file."""
+
+    def __init__(self, args: list[str], env: dict[str, str], log: Path) -> None:
+        self.args = args
+        self.env = env
+        self.log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Process:
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("JOBGATE_")}
+        full_env.update(self.env)
+        with self.log.open("ab") as fh:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "app.cli", *self.args],
+                env=full_env,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+            )
+        return self
+
+    def wait_exit(self, timeout: float = START_TIMEOUT_S) -> int:
+        assert self.proc is not None
+        return self.proc.wait(timeout)
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown hooks, no lease release."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def terminate(self) -> int:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            return self.proc.wait(30)
+        return self.proc.returncode if self.proc else 0
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+
+def wait_healthy(url: str, proc: Process, timeout: float = START_TIMEOUT_S) -> None:
+    ends = time.monotonic() + timeout
+    while time.monotonic() < ends:
+        if not proc.alive():
+            raise RuntimeError(f"process exited early; log:\n{proc.log.read_text()[-3000:]}")
+        try:
+            if httpx.get(f"{url}/v1/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    raise TimeoutError(f"{url} not healthy; log:\n{proc.log.read_text()[-3000:]}")
+
+
+def gateway_env(database_url: str, mock_url: str, data_dir: Path, **extra: Any) -> dict[str, str]:
+    env = {
+        "JOBGATE_DATABASE_URL": database_url,
+        "JOBGATE_DATA_DIR": str(data_dir),
+        "JOBGATE_MOCK_PROVIDER_URL": mock_url,
+        "JOBGATE_AUTH": "dev",
+        "JOBGATE_TIME_SCALE": "0.01",
+        "JOBGATE_LEASE_SECONDS": "0.5",
+        "JOBGATE_OBSERVER_INTERVAL_SECONDS": "0.05",
+    }
+    env.update({f"JOBGATE_{k.upper()}": str(v) for k, v in extra.items()})
+    return env
+
+
+@contextmanager
+def gateway_process(
+    env: dict[str, str], log: Path, *, observer: bool = True
+) -> Iterator[tuple[Process, str]]:
+    port = free_port()
+    args = ["serve", "--port", str(port), "--log-level", "warning"]
+    if not observer:
+        args.append("--no-observer")
+    proc = Process(args, env, log).start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc)
+        yield proc, url
+    finally:
+        proc.kill()
