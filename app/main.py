@@ -21,7 +21,7 @@ from app.observer.context import Engine
 from app.observer.notify import Notifier
 from app.observer.worker import Observer
 from app.operations import endpoints as operations_endpoints
-from app.operations import result_routes, wait_routes
+from app.operations import control_routes, result_routes, wait_routes
 from app.providers.client import ProviderClient
 from app.providers.profile import load_profiles
 from app.results.store import ResultStore
@@ -87,5 +87,6 @@ def create_app(
     app.include_router(operations_endpoints.router)
     app.include_router(wait_routes.router)
     app.include_router(result_routes.router)
+    app.include_router(control_routes.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     return app

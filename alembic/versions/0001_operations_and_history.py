@@ -53,6 +53,8 @@ def upgrade() -> None:
         sa.Column("cancel_reason", sa.String(), nullable=True),
         sa.Column("cancel_requested_by", sa.String(), nullable=True),
         sa.Column("cancel_requested_at", UTCDateTime(), nullable=True),
+        sa.Column("acknowledged_at", UTCDateTime(), nullable=True),
+        sa.Column("acknowledged_by", sa.String(), nullable=True),
         sa.Column("callback_url", sa.String(), nullable=True),
         sa.Column("labels", sa.JSON(), nullable=True),
         sa.Column("approval", sa.JSON(), nullable=True),

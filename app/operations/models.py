@@ -73,6 +73,10 @@ class Operation(SQLModel, table=True):
     cancel_requested_by: str | None = None
     cancel_requested_at: datetime | None = _ts()
 
+    # An operator's acknowledgement of a result that needs a look (e.g. partial results).
+    acknowledged_at: datetime | None = _ts()
+    acknowledged_by: str | None = None
+
     callback_url: str | None = None
     labels: Any = _json()
     approval: Any = _json()

@@ -36,7 +36,7 @@ def agent_status(op: Operation) -> str:
         return "cancelled"
     if state in NEEDS_ATTENTION:
         return "needs_attention"
-    if state in CANCELLING_STATES:
+    if state in CANCELLING_STATES or op.cancel_requested_at is not None:
         return "cancelling"
     return "processing"
 
@@ -128,7 +128,7 @@ def message_for(op: Operation, poll_s: float | None) -> tuple[str, NextAction | 
             NextAction(call="GET /v1/attention"),
         )
     after = poll_s or MIN_POLL_AFTER
-    if state in CANCELLING_STATES:
+    if state in CANCELLING_STATES or op.cancel_requested_at is not None:
         return (
             f"Cancellation of {what.lower()} was REQUESTED but is NOT confirmed yet; the job "
             "may still finish. Do not report it as cancelled. "

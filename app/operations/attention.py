@@ -1,0 +1,188 @@
+"""The attention inbox and operators' recorded decisions (resolve).
+
+Needs-attention states leave automation only through a decision that names who
+and why; each decision is a history row and nothing before it is erased.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import and_, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.core.errors import ApiError
+from app.observer.context import Engine
+from app.operations import ledger
+from app.operations import repository as repo
+from app.operations.models import Operation
+from app.operations.states import NEEDS_ATTENTION, Evidence, State, TransitionRefused
+
+OPS = repo.OPS
+
+Decision = Literal["resume_observing", "accept_job", "retry_collection", "abandon", "acknowledge"]
+
+WHY = {
+    State.CONTRACT_VIOLATION: "provider broke its contract (conflicting job ids)",
+    State.RESULT_TIMED_OUT: "result deadline passed",
+    State.CANCELLATION_UNCONFIRMED: "cancel deadline passed without confirmation",
+    State.CREATE_UNCONFIRMED: "create never confirmed; a remote job may exist",
+    State.RESULT_UNAVAILABLE: "result could not be fetched",
+    State.RESULT_VALIDATION_FAILED: "result failed its checks",
+}
+
+
+class ResolveRequest(BaseModel):
+    """An operator's decision on an operation that needs attention."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Decision
+    reason: str = Field(min_length=1, max_length=2000)
+    remote_job_id: str | None = Field(default=None, max_length=200)
+    result_deadline_seconds: float | None = Field(default=None, gt=0, le=30 * 86400)
+
+
+async def inbox(session: AsyncSession, *, principal: str | None, limit: int) -> list[Operation]:
+    """Oldest first: needs-attention states, plus unacknowledged partial results."""
+    attention = [s.value for s in NEEDS_ATTENTION]
+    partial = and_(
+        OPS.c.state == State.SUCCEEDED.value,
+        OPS.c.acknowledged_at.is_(None),
+        OPS.c.result_summary.is_not(None),
+    )
+    stmt = select(Operation).where(or_(OPS.c.state.in_(attention), partial))
+    if principal is not None:
+        stmt = stmt.where(Operation.principal == principal)
+    stmt = stmt.order_by(OPS.c.updated_at, OPS.c.id).limit(limit * 4)
+    ops = [o for o in (await session.execute(stmt)).scalars() if why(o)]
+    return ops[:limit]
+
+
+def why(op: Operation) -> str | None:
+    state = State(op.state)
+    if state in WHY:
+        return WHY[state]
+    summary = op.result_summary if isinstance(op.result_summary, dict) else {}
+    if state == State.SUCCEEDED and int(summary.get("failed") or 0) and not op.acknowledged_at:
+        return f"completed with errors: {summary.get('failed')} items failed"
+    return None
+
+
+_TARGETS: dict[str, State] = {
+    "resume_observing": State.OBSERVING,
+    "accept_job": State.ACCEPTED,
+    "retry_collection": State.RESULT_COLLECTING,
+    "abandon": State.ABANDONED,
+}
+
+
+async def resolve(engine: Engine, op: Operation, who: str, req: ResolveRequest) -> Operation:
+    """Apply one decision; 409 when it does not fit the operation's state."""
+    now = engine.now()
+    actor = f"operator:{who}"
+    if req.decision == "acknowledge":
+        return await _acknowledge(engine, op, actor, req)
+    state = State(op.state)
+    if state not in NEEDS_ATTENTION:
+        raise ApiError(
+            409,
+            "not_needing_attention",
+            f"Operation is {op.state}; only needs-attention states can be resolved.",
+        )
+    target = _TARGETS[req.decision]
+    fields: dict[str, Any] = {
+        "error": None,
+        "poll_attempt": 0,
+        "next_poll_at": now,
+        "lease_owner": None,
+        "lease_expires_at": None,
+    }
+    if req.decision == "accept_job":
+        if not req.remote_job_id:
+            raise ApiError(
+                422,
+                "remote_job_id_required",
+                "accept_job needs remote_job_id: the job the operator verified.",
+            )
+        fields["remote_job_id"] = req.remote_job_id
+    elif req.decision in ("resume_observing", "retry_collection") and not op.remote_job_id:
+        raise ApiError(
+            409,
+            "remote_job_unknown",
+            "No remote job id is known; use accept_job with the verified id.",
+        )
+    if req.decision == "abandon":
+        fields.update(
+            next_poll_at=None,
+            error={
+                "code": "abandoned",
+                "message": f"Abandoned by {who}: {req.reason}",
+                "details": {"by": who, "previous_state": op.state},
+            },
+        )
+    if req.result_deadline_seconds is not None:
+        fields["result_deadline_at"] = now + timedelta(seconds=req.result_deadline_seconds)
+    elif req.decision != "abandon" and op.result_deadline_at <= now:
+        raise ApiError(
+            422,
+            "result_deadline_required",
+            "The result deadline has passed; give result_deadline_seconds.",
+        )
+    if state == State.CANCELLATION_UNCONFIRMED and req.decision != "abandon":
+        fields["cancel_deadline_at"] = now + timedelta(
+            seconds=req.result_deadline_seconds or engine.settings.scaled(300)
+        )
+    evidence = Evidence("operator_decision", {"decision": req.decision, "by": who}, operator=True)
+    async with engine.db.transaction() as session:
+        try:
+            applied = await ledger.transition(
+                session,
+                op,
+                target,
+                evidence=evidence,
+                actor=actor,
+                cause=f"operator decision {req.decision}: {req.reason}",
+                now=now,
+                fence=None,
+                fields=fields,
+                data={"decision": req.model_dump()},
+            )
+        except TransitionRefused as err:
+            raise ApiError(409, "decision_not_allowed", str(err)) from err
+        if not applied:
+            raise ApiError(409, "operation_changed", "The operation changed; read it again.")
+    engine.notifier.kick()
+    engine.notifier.publish(op.id)
+    return op
+
+
+async def _acknowledge(engine: Engine, op: Operation, actor: str, req: ResolveRequest) -> Operation:
+    if why(op) is None or State(op.state) != State.SUCCEEDED:
+        raise ApiError(
+            409,
+            "nothing_to_acknowledge",
+            "acknowledge applies to completed-with-errors results in the inbox.",
+        )
+    now = engine.now()
+    async with engine.db.transaction() as session:
+        await repo.update_fenced(
+            session,
+            op.id,
+            fence=None,
+            at=now,
+            fields={"acknowledged_at": now, "acknowledged_by": actor},
+        )
+        await ledger.record(
+            session,
+            op,
+            kind="decision",
+            actor=actor,
+            cause=f"operator acknowledged partial results: {req.reason}",
+            now=now,
+            data={"decision": req.model_dump()},
+        )
+        fresh = await repo.get(session, op.id)
+    return fresh or op

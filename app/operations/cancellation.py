@@ -1,0 +1,94 @@
+"""Cancel intents: recorded by the request, carried out only by the lease owner.
+
+The request never changes the state itself: it records who asked, why and by when
+the cancel must be confirmed, and makes the operation due now. The lease owner
+then moves it to `cancel_requested`, sends the provider cancel once, and watches
+for a terminal remote state. Sending a cancel is never reported as cancelled.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import and_, or_, update
+
+from app.core.errors import ApiError
+from app.observer.context import Engine
+from app.operations import ledger
+from app.operations import repository as repo
+from app.operations.models import Operation
+from app.operations.states import NEEDS_ATTENTION, TERMINAL, State, is_done
+
+OPS = repo.OPS
+MAX_REASON = 1000
+
+
+async def request_cancel(engine: Engine, op: Operation, who: str, reason: str) -> Operation:
+    """Record the intent (once); later calls are idempotent and change nothing."""
+    state = State(op.state)
+    if is_done(state):
+        raise ApiError(
+            409,
+            "operation_done",
+            f"The operation is already done ({op.state}); there is nothing to cancel and no "
+            "cancel was sent.",
+            {"state": op.state},
+        )
+    if op.cancel_requested_at is not None:
+        return op
+    now = engine.now()
+    profile = engine.profiles[op.provider]
+    deadline = now + timedelta(seconds=engine.settings.scaled(profile.deadlines.cancel_seconds))
+    done = [s.value for s in TERMINAL | NEEDS_ATTENTION]
+    async with engine.db.transaction() as session:
+        stmt = (
+            update(OPS)
+            .where(OPS.c.id == op.id, OPS.c.cancel_requested_at.is_(None), OPS.c.state.not_in(done))
+            .values(
+                cancel_requested_at=now,
+                cancel_requested_by=who,
+                cancel_reason=reason[:MAX_REASON],
+                cancel_deadline_at=deadline,
+                updated_at=now,
+            )
+        )
+        applied = (await session.execute(stmt)).rowcount == 1  # type: ignore[attr-defined]
+        if applied:
+            # Due now, unless a lease holder is mid-step: it sees the intent on its next step.
+            await session.execute(
+                update(OPS)
+                .where(
+                    OPS.c.id == op.id,
+                    or_(
+                        OPS.c.lease_owner.is_(None),
+                        and_(OPS.c.lease_expires_at.is_not(None), OPS.c.lease_expires_at <= now),
+                    ),
+                    OPS.c.next_poll_at.is_not(None),
+                )
+                .values(next_poll_at=now, next_poll_reason="cancel requested")
+            )
+            await ledger.record(
+                session,
+                op,
+                kind="intent",
+                actor=f"agent:{who}",
+                cause="cancel requested; not yet sent to the provider",
+                now=now,
+                data={
+                    "reason": reason[:MAX_REASON],
+                    "by": who,
+                    "cancel_deadline_at": deadline.isoformat(),
+                    "expected_effect": "the lease owner sends one provider cancel and "
+                    "waits for a terminal remote state",
+                },
+            )
+        fresh = await repo.get(session, op.id)
+    engine.notifier.kick()
+    if not applied and fresh is not None and is_done(State(fresh.state)):
+        raise ApiError(
+            409,
+            "operation_done",
+            f"The operation finished ({fresh.state}) before the cancel was recorded.",
+            {"state": fresh.state},
+        )
+    return fresh or op

@@ -1,0 +1,80 @@
+"""Routes that change what happens to an operation: cancel, the attention inbox, resolve."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.operations import attention, cancellation
+from app.operations.endpoints import ERRORS, Principal, body_json, engine_of, load
+from app.operations.presenter import to_body
+from app.operations.schemas import OperationBody
+
+router = APIRouter(prefix="/v1", tags=["operations"])
+
+
+class CancelRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(default="", max_length=cancellation.MAX_REASON)
+
+
+@router.post(
+    "/operations/{op_id}/cancel",
+    operation_id="cancelOperation",
+    status_code=202,
+    response_model=OperationBody,
+    responses=ERRORS,
+)
+async def cancel_operation(
+    op_id: str, request: Request, who: Principal, req: CancelRequest | None = None
+) -> JSONResponse:
+    """Record the intent to cancel; 202 and NOT confirmed until the provider says so."""
+    engine = engine_of(request)
+    op = await load(engine, op_id, who)
+    op = await cancellation.request_cancel(engine, op, who, (req or CancelRequest()).reason)
+    return JSONResponse(body_json(op, engine), status_code=202)
+
+
+class AttentionItem(BaseModel):
+    why: str
+    operation: OperationBody
+
+
+class AttentionList(BaseModel):
+    items: list[AttentionItem]
+
+
+@router.get(
+    "/attention", operation_id="listAttention", response_model=AttentionList, responses=ERRORS
+)
+async def list_attention(
+    request: Request, who: Principal, limit: Annotated[int, Query(ge=1, le=200)] = 50
+) -> AttentionList:
+    """Operations that need a human, oldest first, each with why."""
+    engine = engine_of(request)
+    async with engine.db.transaction() as session:
+        ops = await attention.inbox(session, principal=who, limit=limit)
+    now = engine.now()
+    return AttentionList(
+        items=[AttentionItem(why=attention.why(o) or "", operation=to_body(o, now)) for o in ops]
+    )
+
+
+@router.post(
+    "/operations/{op_id}/resolve",
+    operation_id="resolveOperation",
+    response_model=OperationBody,
+    responses=ERRORS,
+)
+async def resolve_operation(
+    op_id: str, req: attention.ResolveRequest, request: Request, who: Principal
+) -> dict[str, Any]:
+    """An operator's recorded decision on an operation that needs attention."""
+    engine = engine_of(request)
+    op = await load(engine, op_id, who)
+    op = await attention.resolve(engine, op, who, req)
+    return body_json(await load(engine, op_id, who), engine)
