@@ -17,10 +17,12 @@ from app.core.clock import Clock, SystemClock
 from app.core.config import Settings
 from app.core.db import Database
 from app.core.limits import BodyLimit
+from app.core.pg_listen import listen_forever
 from app.observer.context import Engine
 from app.observer.notify import Notifier
 from app.observer.worker import Observer
 from app.operations import endpoints as operations_endpoints
+from app.operations.waiting import WaitHub
 from app.operations import control_routes, result_routes, wait_routes
 from app.providers.client import ProviderClient
 from app.providers.profile import load_profiles
@@ -66,11 +68,21 @@ def create_app(
             app.state.engine = engine
             observer = Observer(engine)
             app.state.observer = observer
+            app.state.waits = WaitHub(engine.db, engine.notifier)
             task = asyncio.create_task(observer.run()) if run_observer else None
+            listener = (
+                asyncio.create_task(listen_forever(settings.database_url, engine.notifier))
+                if not engine.db.is_sqlite
+                else None
+            )
             try:
                 yield
             finally:
                 observer.stop()
+                if listener is not None:
+                    listener.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await listener
                 if task is not None:
                     with contextlib.suppress(asyncio.CancelledError):
                         await task

@@ -96,7 +96,11 @@ async def transition(
         .values(state=to.value, version=OPS.c.version + 1, updated_at=at, **fields)
     )
     result = await session.execute(stmt)
-    return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
+    applied: bool = result.rowcount == 1  # type: ignore[attr-defined]
+    if applied and session.get_bind().dialect.name == "postgresql":
+        # Delivered on commit, so listeners never see a change that rolled back.
+        await session.execute(select(func.pg_notify("jobgate_ops", op_id)))
+    return applied
 
 
 async def update_fenced(

@@ -7,7 +7,6 @@ another process is seen too.
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -47,15 +46,12 @@ async def wait_operation(
     settings = engine.settings
     limit = settings.wait_default_seconds if timeout is None else timeout
     limit = min(limit, settings.wait_max_seconds)
-    ends = time.monotonic() + limit
-    while True:
-        op = await load(engine, op_id, who)
-        if is_done(State(op.state)):
-            return body_json(op, engine, outcome=outcome_of(agent_status(op)))
-        left = ends - time.monotonic()
-        if left <= 0 or await request.is_disconnected():
-            return body_json(op, engine, outcome="timed_out")
-        await engine.notifier.wait(op_id, min(left, REREAD_SECONDS))
+    op = await load(engine, op_id, who)
+    if not is_done(State(op.state)) and limit > 0:
+        op = await request.app.state.waits.wait(op_id, limit) or op
+    if is_done(State(op.state)):
+        return body_json(op, engine, outcome=outcome_of(agent_status(op)))
+    return body_json(op, engine, outcome="timed_out")
 
 
 @router.get("/operations/{op_id}/events", operation_id="streamOperationEvents", responses=ERRORS)

@@ -1,0 +1,38 @@
+"""PostgreSQL LISTEN/NOTIFY: wake local waiters when another process changes an operation."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from sqlalchemy.engine import make_url
+
+from app.observer.notify import Notifier
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "jobgate_ops"  # payload: the operation id; sent in the same transaction as the change
+RECONNECT_SECONDS = 2.0
+
+
+def conninfo(database_url: str) -> str:
+    return make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+async def listen_forever(database_url: str, notifier: Notifier) -> None:
+    """Relay notifications to the in-process notifier; reconnects after errors."""
+    import psycopg
+
+    while True:
+        try:
+            async with await psycopg.AsyncConnection.connect(
+                conninfo(database_url), autocommit=True
+            ) as conn:
+                await conn.execute(f"LISTEN {CHANNEL}")
+                async for note in conn.notifies():
+                    notifier.publish(note.payload)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the database restarting must not kill the gateway
+            log.warning("LISTEN connection lost (%s); reconnecting", type(exc).__name__)
+            await asyncio.sleep(RECONNECT_SECONDS)
