@@ -32,16 +32,21 @@ class ApiError(Exception):
     """An error answer in the contract's `{"error": {"code", "message"}}` shape."""
 
     def __init__(
-        self, status: int, code: str, message: str, headers: dict[str, str] | None = None,
+        self,
+        status: int,
+        code: str,
+        message: str,
+        headers: dict[str, str] | None = None,
         **extra: Any,
-    ) -> None:  # fmt: skip
+    ) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
         self.headers, self.extra = headers, extra
 
 
-def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None,
-           **extra: Any) -> JSONResponse:  # fmt: skip
+def _error(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: Any
+) -> JSONResponse:
     body = {"error": {"code": code, "message": message}, **extra}
     return JSONResponse(body, status_code=status, headers=headers)
 
@@ -157,8 +162,9 @@ def create_app(settings: MockSettings | None = None) -> FastAPI:
         given = request.headers.get("authorization", "")
         expected = f"Bearer {settings.provider_token}"
         if not hmac.compare_digest(given.encode(), expected.encode()):
-            raise ApiError(401, "unauthorized", "missing or wrong bearer token",
-                           {"WWW-Authenticate": "Bearer"})  # fmt: skip
+            raise ApiError(
+                401, "unauthorized", "missing or wrong bearer token", {"WWW-Authenticate": "Bearer"}
+            )
 
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(require_token)])
 
@@ -184,8 +190,14 @@ def create_app(settings: MockSettings | None = None) -> FastAPI:
         except sc.ScenarioError as exc:
             raise ApiError(400, exc.code, exc.message) from exc
         worker, trace_id = meta(request)
-        new_job = NewJob(KIND, scenario.to_json(), client_reference, trace_id,
-                         sc.initial_state(scenario), sc.initial_progress(scenario))  # fmt: skip
+        new_job = NewJob(
+            KIND,
+            scenario.to_json(),
+            client_reference,
+            trace_id,
+            sc.initial_state(scenario),
+            sc.initial_progress(scenario),
+        )
         decision, job = store.create_call(
             token, lambda n: sc.decide_create(scenario, n), new_job, worker, trace_id
         )
@@ -224,8 +236,9 @@ def create_app(settings: MockSettings | None = None) -> FastAPI:
         scenario = sc.Scenario.from_json(before.scenario)
         sender.enqueue(job_id, sc.plan_webhooks(scenario, before.state, decision))
         if decision.retry_after is not None:
-            return _error(429, "rate_limited", "too many requests",
-                          {"Retry-After": str(decision.retry_after)})  # fmt: skip
+            return _error(
+                429, "rate_limited", "too many requests", {"Retry-After": str(decision.retry_after)}
+            )
         return JSONResponse(_status_body(after, decision))
 
     @v1.post("/jobs/{job_id}/cancel")
@@ -242,8 +255,12 @@ def create_app(settings: MockSettings | None = None) -> FastAPI:
             raise ApiError(404, "job_not_found", f"no job {job_id}")
         _, decision, _ = found
         if decision.http_status == 409:
-            return _error(409, "job_finished", f"job is already {decision.answer_state}",
-                          state=decision.answer_state)  # fmt: skip
+            return _error(
+                409,
+                "job_finished",
+                f"job is already {decision.answer_state}",
+                state=decision.answer_state,
+            )
         return JSONResponse({"job_id": job_id, "state": decision.answer_state}, status_code=202)
 
     @v1.get("/jobs/{job_id}/result")

@@ -196,10 +196,18 @@ class MockStore:
                     " state, completed, total, created_at, updated_at)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
-                        job_id, token, new_job.client_reference, new_job.kind, new_job.trace_id,
-                        json.dumps(new_job.scenario), new_job.state, *new_job.progress, now, now,
+                        job_id,
+                        token,
+                        new_job.client_reference,
+                        new_job.kind,
+                        new_job.trace_id,
+                        json.dumps(new_job.scenario),
+                        new_job.state,
+                        *new_job.progress,
+                        now,
+                        now,
                     ),
-                )  # fmt: skip
+                )
             elif action == "existing":
                 row = conn.execute(
                     "SELECT job_id FROM jobs WHERE token = ? ORDER BY seq DESC LIMIT 1", (token,)

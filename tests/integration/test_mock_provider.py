@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import secrets
 import threading
 import time
@@ -214,8 +215,6 @@ def test_corrupt_result(client: httpx.Client) -> None:
     job = create(client, "corrupt_result").json()["job_id"]
     states(client, job, 1)
     result = client.get(f"/v1/jobs/{job}/result").json()
-    import hashlib
-
     assert result["sha256"] != hashlib.sha256(rfc8785.dumps(result["data"])).hexdigest()
 
 

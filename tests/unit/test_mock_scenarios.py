@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 import rfc8785
 
@@ -181,8 +183,6 @@ def test_result_checksum_and_corruption() -> None:
     assert good["sha256"] == sc.canonical_sha256(good["data"])
     assert good["items"] == {"processed": 1, "succeeded": 1, "failed": 0}
     assert good["failed_items"] == []
-    import hashlib
-
     assert good["sha256"] == hashlib.sha256(rfc8785.dumps(good["data"])).hexdigest()
     bad = sc.build_result(scenario("corrupt_result"), "job_a", "report")
     assert bad["data"] == good["data"] and bad["sha256"] != good["sha256"]
