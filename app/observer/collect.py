@@ -32,7 +32,7 @@ async def collect_result(
     engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
     """Use a result already in hand (sync create, inline status) or fetch it."""
-    from app.observer.steps import delay_for
+    from app.observer.step_common import delay_for, worker_tag
 
     now = engine.now()
     res = carry if carry is not None and carry.result is not None else None
@@ -45,11 +45,11 @@ async def collect_result(
             )
         if profile.result is not None:
             res = await engine.client.result(
-                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=engine.worker_id
+                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(engine, op)
             )
         else:
             res = await engine.client.status(
-                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=engine.worker_id
+                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(engine, op)
             )
         exchanges.append(res.exchange)
     if res.outcome != Outcome.OK or res.result is None:

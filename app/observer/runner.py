@@ -73,7 +73,11 @@ def _schedule(engine: Engine, op: Operation, decision: Decision) -> dict[str, An
 
 
 async def apply(engine: Engine, op: Operation, fence: Fence, decision: Decision) -> bool:
-    """One transaction: exchanges, the transition or observation, the schedule."""
+    """One transaction: exchanges, the transition or observation, the schedule.
+
+    Exchanges are facts (the call was made) and are kept even when the write that
+    follows is fenced off; the fenced write itself is recorded as such.
+    """
     now = engine.now()
     actor = f"observer:{engine.worker_id}"
     fields = {**decision.fields, **_schedule(engine, op, decision)}
@@ -84,55 +88,77 @@ async def apply(engine: Engine, op: Operation, fence: Fence, decision: Decision)
                 op,
                 kind="exchange",
                 actor=actor,
-                cause=f"{ex.operation} {ex.method} -> {ex.status_code}",
                 now=now,
+                cause=f"{ex.operation} {ex.method} -> {ex.status_code}",
                 data=ex.to_dict(),
             )
         if decision.to is None:
-            applied = await repo.update_fenced(
-                session, op.id, fence=fence, at=now, fields=fields, expect_state=State(op.state)
-            )
-            if applied:
-                if decision.observation is not None:
-                    await ledger.record(
-                        session,
-                        op,
-                        kind="observation",
-                        actor=actor,
-                        cause=decision.cause,
-                        now=now,
-                        data=decision.observation,
-                    )
-                for key, value in fields.items():
-                    setattr(op, key, value)
-            return applied
-        try:
-            applied = await ledger.transition(
+            applied = await _observe(session, op, fence, decision, fields, actor, now)
+        else:
+            try:
+                applied = await ledger.transition(
+                    session,
+                    op,
+                    decision.to,
+                    evidence=decision.evidence or Evidence("none"),
+                    actor=actor,
+                    cause=decision.cause,
+                    now=now,
+                    fence=fence,
+                    fields=fields,
+                    data={"observation": decision.observation} if decision.observation else None,
+                )
+            except TransitionRefused as err:
+                await ledger.record_refusal(session, op, err, actor=actor, now=now)
+                await repo.update_fenced(
+                    session,
+                    op.id,
+                    fence=fence,
+                    at=now,
+                    fields=_retry_fields(engine, f"refused: {err.reason}"),
+                )
+                return False
+            if applied and decision.failed_items:
+                await repo.insert_result_items(session, op.id, decision.failed_items)
+        if not applied:
+            await ledger.record(
                 session,
                 op,
-                decision.to,
-                evidence=decision.evidence or Evidence("none"),
+                kind="fenced",
+                actor=actor,
+                now=now,
+                cause="write refused: lease lost or the operation moved on",
+                data={"lease_token": fence.token, "wanted": decision.cause},
+            )
+        return applied
+
+
+async def _observe(
+    session: Any,
+    op: Operation,
+    fence: Fence,
+    decision: Decision,
+    fields: dict[str, Any],
+    actor: str,
+    now: Any,
+) -> bool:
+    applied = await repo.update_fenced(
+        session, op.id, fence=fence, at=now, fields=fields, expect_state=State(op.state)
+    )
+    if applied:
+        if decision.observation is not None:
+            await ledger.record(
+                session,
+                op,
+                kind="observation",
                 actor=actor,
                 cause=decision.cause,
                 now=now,
-                fence=fence,
-                fields=fields,
-                data={"observation": decision.observation} if decision.observation else None,
+                data=decision.observation,
             )
-        except TransitionRefused as err:
-            # Exchanges already made stay recorded; the refusal is kept beside them.
-            await ledger.record_refusal(session, op, err, actor=actor, now=now)
-            await repo.update_fenced(
-                session,
-                op.id,
-                fence=fence,
-                at=now,
-                fields=_retry_fields(engine, f"refused: {err.reason}"),
-            )
-            return False
-        if applied and decision.failed_items:
-            await repo.insert_result_items(session, op.id, decision.failed_items)
-        return applied
+        for key, value in fields.items():
+            setattr(op, key, value)
+    return applied
 
 
 async def _ensure_lease(engine: Engine, op: Operation, fence: Fence) -> bool:

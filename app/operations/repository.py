@@ -147,20 +147,23 @@ async def claim_due(
     due = due.order_by(OPS.c.next_poll_at).limit(limit)
     if skip_locked:
         due = due.with_for_update(skip_locked=True)
-    stmt = (
+    # Two statements, not `UPDATE ... WHERE id IN (subquery)`: PostgreSQL plans the
+    # latter as a hash semi-join over a sequential scan of the whole table at
+    # mid sizes. The selected rows stay locked (SKIP LOCKED; SQLite's IMMEDIATE
+    # transaction) until this transaction commits.
+    ids = list((await session.execute(due)).scalars())
+    if not ids:
+        return []
+    await session.execute(
         update(OPS)
-        .where(OPS.c.id.in_(due.scalar_subquery()))
+        .where(OPS.c.id.in_(ids))
         .values(
             lease_owner=owner,
             lease_token=OPS.c.lease_token + 1,
             lease_expires_at=expires,
             next_poll_at=expires,
         )
-        .returning(OPS.c.id)
     )
-    ids = [row[0] for row in (await session.execute(stmt)).all()]
-    if not ids:
-        return []
     rows = await session.execute(
         select(Operation).where(Operation.id.in_(ids)).execution_options(populate_existing=True)
     )
@@ -264,3 +267,11 @@ async def result_items(
         .limit(limit)
     )
     return list((await session.execute(stmt)).scalars())
+
+
+async def next_due_at(session: AsyncSession) -> datetime | None:
+    """When the earliest scheduled operation is due (the due index answers it)."""
+    value: datetime | None = (
+        await session.execute(select(func.min(OPS.c.next_poll_at)))
+    ).scalar_one_or_none()
+    return value

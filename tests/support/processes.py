@@ -108,3 +108,26 @@ def gateway_process(
         yield proc, url
     finally:
         proc.kill()
+
+
+@contextmanager
+def mock_process(tmp: Path, **env: str) -> Iterator[str]:
+    """The mock provider in its own process (load tests: not sharing the test's GIL)."""
+    port = free_port()
+    proc_env = {"JOBGATE_MOCK_STATE_PATH": str(tmp / "mock-process.db"), **env}
+    proc = Process(["mock-provider", "--port", str(port)], proc_env, tmp / "mock.log").start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        ends = time.monotonic() + START_TIMEOUT_S
+        while True:
+            try:
+                httpx.get(f"{url}/_mock/stats", timeout=1)
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > ends or not proc.alive():
+                    log = proc.log.read_text()[-2000:]
+                    raise RuntimeError(f"mock did not start:\n{log}") from None
+                time.sleep(0.05)
+        yield url
+    finally:
+        proc.kill()

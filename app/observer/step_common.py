@@ -1,0 +1,73 @@
+"""Helpers shared by the observer steps: scheduling, extraction, deadlines."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from app.observer.context import Engine
+from app.operations.models import Operation
+from app.providers.backoff import next_poll_delay
+from app.providers.profile import Profile
+from app.providers.types import CallResult, RemoteClass
+
+SUCCESS = (RemoteClass.SUCCEEDED, RemoteClass.SUCCEEDED_PARTIAL)
+
+
+def worker_tag(engine: Engine, op: Operation) -> str:
+    """Sent as X-Jobgate-Worker: which observer, under which lease, made a call."""
+    return f"{engine.worker_id}#lease{op.lease_token}"
+
+
+def delay_for(engine: Engine, profile: Profile, op: Operation, res: CallResult | None) -> float:
+    """Retry-After and the provider's hint win (within bounds); else backoff with jitter."""
+    return next_poll_delay(
+        profile.polling,
+        op.poll_attempt,
+        engine.rng,
+        retry_after=res.retry_after_seconds if res else None,
+        poll_hint=res.poll_hint_seconds if res else None,
+        time_scale=engine.settings.time_scale,
+    )
+
+
+def first_delay(engine: Engine, profile: Profile) -> float:
+    return profile.polling.initial_seconds * engine.settings.time_scale
+
+
+def remote_fields(res: CallResult) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if res.remote_state is not None:
+        out["remote_state"] = res.remote_state
+    if res.remote_class is not None:
+        out["remote_class"] = res.remote_class.value
+    if res.progress is not None:
+        out["progress_completed"] = res.progress.completed
+        out["progress_total"] = res.progress.total
+    return out
+
+
+def provider_error(res: CallResult, fallback: str) -> dict[str, Any]:
+    err = res.error if isinstance(res.error, dict) else {}
+    code = str(err.get("code") or fallback)
+    message = str(err.get("message") or f"provider answered HTTP {res.exchange.status_code}")
+    return {"code": code, "message": message, "details": {"source": "provider"}}
+
+
+def observation_of(res: CallResult, received: datetime, delay: float | None) -> dict[str, Any]:
+    return {
+        "remote_state": res.remote_state,
+        "remote_class": res.remote_class.value if res.remote_class else None,
+        "progress": (
+            {"completed": res.progress.completed, "total": res.progress.total}
+            if res.progress
+            else None
+        ),
+        "outcome": res.outcome.value,
+        "received_at": received.isoformat(),
+        "next_poll_in_seconds": delay,
+    }
+
+
+def deadline_passed(deadline: datetime | None, now: datetime) -> bool:
+    return deadline is not None and now >= deadline

@@ -1,0 +1,189 @@
+"""Steps that watch a known remote job: observing, cancelling, and their deadlines."""
+
+from __future__ import annotations
+
+from app.observer.context import Engine
+from app.observer.decision import Decision
+from app.observer.step_common import (
+    SUCCESS,
+    deadline_passed,
+    delay_for,
+    first_delay,
+    observation_of,
+    provider_error,
+    remote_fields,
+    worker_tag,
+)
+from app.operations.models import Operation
+from app.operations.states import Evidence, State
+from app.providers.profile import Profile
+from app.providers.types import CallResult, Outcome, RemoteClass
+
+
+async def step_accepted(
+    engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
+) -> Decision:
+    if op.cancel_requested_at is not None:
+        return _to_cancel_requested(op)
+    return Decision(
+        State.OBSERVING,
+        "lease owner started polling",
+        Evidence("lease_owner"),
+        {"poll_attempt": 0},
+        again=True,
+    )
+
+
+def _to_cancel_requested(op: Operation) -> Decision:
+    return Decision(
+        State.CANCEL_REQUESTED,
+        "cancel intent recorded earlier is now applied",
+        Evidence("cancel_intent", {"by": op.cancel_requested_by}),
+        again=True,
+    )
+
+
+async def step_observing(
+    engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
+) -> Decision:
+    if op.cancel_requested_at is not None:
+        return _to_cancel_requested(op)
+    now = engine.now()
+    if deadline_passed(op.result_deadline_at, now):
+        return Decision(
+            State.RESULT_TIMED_OUT,
+            "result deadline passed; polling stopped",
+            Evidence("result_deadline"),
+            {
+                "error": {
+                    "code": "result_timed_out",
+                    "message": "The result deadline passed before the provider "
+                    "finished. The remote job may still be running.",
+                }
+            },
+        )
+    res = await engine.client.status(
+        profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(engine, op)
+    )
+    return decide_status(engine, profile, op, res, cancelling=False)
+
+
+def decide_status(
+    engine: Engine, profile: Profile, op: Operation, res: CallResult, *, cancelling: bool
+) -> Decision:
+    """Classify a status read while observing or cancelling."""
+    ex = [res.exchange]
+    now = engine.now()
+    if res.outcome == Outcome.OK and res.remote_class is not None:
+        fields = remote_fields(res)
+        cls = res.remote_class
+        if cls in SUCCESS:
+            cause = "remote job finished" + (" after the cancel request" if cancelling else "")
+            return Decision(
+                State.RESULT_COLLECTING,
+                cause,
+                Evidence("remote_success"),
+                {**fields, "poll_attempt": 0},
+                exchanges=ex,
+                again=True,
+                carry=res,
+                observation=observation_of(res, now, None),
+            )
+        if cls == RemoteClass.FAILED:
+            return Decision(
+                State.FAILED,
+                "remote job failed",
+                Evidence("remote_failed"),
+                {**fields, "error": provider_error(res, "remote_failed")},
+                exchanges=ex,
+                observation=observation_of(res, now, None),
+            )
+        if cls == RemoteClass.CANCELLED:
+            return Decision(
+                State.CANCELLED,
+                "provider reports the job cancelled",
+                Evidence("remote_cancelled"),
+                fields,
+                exchanges=ex,
+                observation=observation_of(res, now, None),
+            )
+        delay = delay_for(engine, profile, op, res)
+        return Decision(
+            None,
+            "remote job still running",
+            fields={**fields, "poll_attempt": op.poll_attempt + 1},
+            delay=delay,
+            exchanges=ex,
+            observation=observation_of(res, now, delay),
+        )
+    delay = delay_for(engine, profile, op, res)
+    return Decision(
+        None,
+        f"status read gave no answer ({res.outcome.value})",
+        fields={"poll_attempt": op.poll_attempt + 1},
+        delay=delay,
+        exchanges=ex,
+        observation=observation_of(res, now, delay),
+    )
+
+
+async def step_cancel_requested(
+    engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
+) -> Decision:
+    if profile.cancel is None:
+        return Decision(
+            State.CANCELLING,
+            "provider has no cancel endpoint; watching for the end",
+            Evidence("cancel_sent", {"sent": False}),
+            delay=first_delay(engine, profile),
+        )
+    res = await engine.client.cancel(
+        profile,
+        op.remote_job_id or "",
+        trace_id=op.trace_id,
+        reason=op.cancel_reason,
+        worker=worker_tag(engine, op),
+    )
+    if res.outcome in (Outcome.AMBIGUOUS, Outcome.RATE_LIMITED) and profile.cancel.idempotent:
+        return Decision(
+            None,
+            "cancel not confirmed as sent; will send again (idempotent)",
+            fields={"poll_attempt": op.poll_attempt + 1},
+            delay=delay_for(engine, profile, op, res),
+            exchanges=[res.exchange],
+        )
+    return Decision(
+        State.CANCELLING,
+        f"cancel sent ({res.outcome.value})",
+        Evidence("cancel_sent", {"outcome": res.outcome.value}),
+        {"poll_attempt": 0},
+        delay=first_delay(engine, profile),
+        exchanges=[res.exchange],
+    )
+
+
+async def step_cancelling(
+    engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
+) -> Decision:
+    if deadline_passed(op.cancel_deadline_at, engine.now()):
+        return Decision(
+            State.CANCELLATION_UNCONFIRMED,
+            "cancel deadline passed with no terminal remote state",
+            Evidence("cancel_deadline"),
+            {
+                "error": {
+                    "code": "cancellation_unconfirmed",
+                    "message": "The provider never confirmed the cancellation; "
+                    "the remote job may still run.",
+                    "details": {
+                        "remote_job_id": op.remote_job_id,
+                        "trace_id": op.trace_id,
+                        "provider": op.provider,
+                    },
+                }
+            },
+        )
+    res = await engine.client.status(
+        profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(engine, op)
+    )
+    return decide_status(engine, profile, op, res, cancelling=True)

@@ -1,0 +1,65 @@
+"""Leases and fencing: one owner per remote job; a stale owner cannot overwrite."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from app.observer.runner import apply, process
+from app.observer.steps import step
+from app.operations import repository as repo
+from app.operations.repository import Fence
+from tests.conftest import Gateway
+
+
+async def test_a_stale_worker_is_fenced_off(gateway: Gateway) -> None:
+    op_id = (await gateway.start({"name": "never_finishes"})).json()["operation_id"]
+    await gateway.tick(61)  # observing
+    # Worker A claims the operation.
+    stale = dataclasses.replace(gateway.engine, worker_id="stale-A")
+    gateway.clock.advance(120)
+    async with stale.db.transaction() as session:
+        [snapshot] = await repo.claim_due(
+            session, now=stale.now(), owner="stale-A", lease_seconds=30, limit=10, skip_locked=False
+        )
+    # A polls the provider, then pauses before writing (a GC pause, a partition...).
+    decision = await step(stale, snapshot, None)
+    # Its lease lapses; the successor claims the operation and polls.
+    await gateway.tick(31)
+    async with gateway.engine.db.transaction() as session:
+        successor = await repo.get(session, op_id)
+    assert successor is not None and successor.lease_token == snapshot.lease_token + 1
+    # A wakes up and writes what it saw, then tries to carry on: both are refused.
+    assert not await apply(stale, snapshot, Fence("stale-A", snapshot.lease_token), decision)
+    await process(stale, snapshot, Fence("stale-A", snapshot.lease_token))
+    async with gateway.engine.db.transaction() as session:
+        after = await repo.get(session, op_id)
+        rows = await repo.history(session, op_id)
+    assert after is not None
+    assert (after.version, after.next_poll_at, after.lease_token) == (
+        successor.version,
+        successor.next_poll_at,
+        successor.lease_token,
+    )
+    by_a = [r for r in rows if r.actor == "observer:stale-A"]
+    assert {r.kind for r in by_a} <= {"exchange", "fenced"}  # its call is kept as a fact
+    assert any(r.kind == "fenced" for r in by_a)
+    assert [r for r in rows if r.kind == "observation" and r.actor == "observer:test-observer"]
+
+
+async def test_only_due_and_unleased_rows_are_claimed(gateway: Gateway) -> None:
+    op_id = (await gateway.start({"name": "never_finishes"})).json()["operation_id"]
+    engine = gateway.engine
+    async with engine.db.transaction() as session:
+        first = await repo.claim_due(
+            session, now=engine.now(), owner="x", lease_seconds=30, limit=10, skip_locked=False
+        )
+    assert first == []  # accepted, first poll not due yet
+    gateway.clock.advance(61)
+    async with engine.db.transaction() as session:
+        claimed = await repo.claim_due(
+            session, now=engine.now(), owner="x", lease_seconds=30, limit=10, skip_locked=False
+        )
+        again = await repo.claim_due(
+            session, now=engine.now(), owner="y", lease_seconds=30, limit=10, skip_locked=False
+        )
+    assert [o.id for o in claimed] == [op_id] and again == []

@@ -1,0 +1,142 @@
+"""Observers as real processes: crash holding a lease, SIGTERM, and two sharing PostgreSQL."""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import create_engine, text
+
+from app.core.db import sync_url
+from tests.support.processes import Process, gateway_env, gateway_process
+
+DEADLINES = {"create_seconds": 300, "result_seconds": 600}
+
+
+def _start(url: str, scenario: dict[str, Any]) -> str:
+    body = {
+        "provider": "mock",
+        "kind": "report",
+        "input": {"scenario": scenario},
+        "deadlines": DEADLINES,
+    }
+    r = httpx.post(
+        f"{url}/v1/operations", json=body, headers={"Idempotency-Key": uuid.uuid4().hex}, timeout=30
+    )
+    assert r.status_code == 202, r.text
+    return str(r.json()["operation_id"])
+
+
+def _observer(env: dict[str, str], name: str, log: Path, **extra: str) -> Process:
+    env = {**env, "JOBGATE_OBSERVER_ID": name}
+    env.update({f"JOBGATE_{k.upper()}": v for k, v in extra.items()})
+    return Process(["observe"], env, log).start()
+
+
+def _until(pred: Any, timeout: float, what: str) -> None:
+    ends = time.monotonic() + timeout
+    while time.monotonic() < ends:
+        if pred():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_observer_killed_holding_a_lease_is_replaced(
+    database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
+) -> None:
+    env = gateway_env(database_url, mock_url, tmp_path / "data")
+    with gateway_process(env, tmp_path / "gw.log", observer=False) as (_, url):
+        op_id = _start(url, {"name": "slow", "polls": 2})
+        assert httpx.get(f"{url}/v1/operations/{op_id}").json()["state"] == "accepted"
+        doomed = _observer(env, "doomed", tmp_path / "a.log", crash_at="after_observing")
+        assert doomed.wait_exit() == -9  # SIGKILL right after taking over, before polling
+        op = httpx.get(f"{url}/v1/operations/{op_id}").json()
+        assert op["state"] == "observing" and op["done"] is False
+        heir = _observer(env, "heir", tmp_path / "b.log")
+        try:
+            final = httpx.get(
+                f"{url}/v1/operations/{op_id}/wait", params={"timeout": 20}, timeout=30
+            ).json()
+        finally:
+            heir.kill()
+        assert final["outcome"] == "succeeded", final
+        hist = httpx.get(f"{url}/v1/operations/{op_id}/history").json()["items"]
+    actors = [h["actor"] for h in hist if h["kind"] in ("transition", "observation")]
+    assert "observer:doomed" in actors and "observer:heir" in actors
+    token = next(h["data"]["provider_token"] for h in hist if h["to_state"] == "create_pending")
+    assert (
+        len(mock_client.get("/_mock/stats", params={"token": token}).json()["jobs_by_token"][token])
+        == 1
+    )
+
+
+def test_sigterm_releases_leases_and_exits_cleanly(
+    database_url: str, mock_url: str, tmp_path: Path
+) -> None:
+    env = gateway_env(database_url, mock_url, tmp_path / "data", lease_seconds=30)
+    with gateway_process(env, tmp_path / "gw.log", observer=False) as (_, url):
+        ids = [_start(url, {"name": "never_finishes"}) for _ in range(10)]
+        obs = _observer(env, "graceful", tmp_path / "o.log")
+
+        def polled() -> bool:
+            items = httpx.get(f"{url}/v1/operations", params={"state": "observing"}).json()
+            return len(items["items"]) == len(ids)
+
+        _until(polled, 20, "all operations observing")
+        assert obs.terminate() == 0
+    engine = create_engine(sync_url(database_url))
+    try:
+        with engine.connect() as conn:
+            held = conn.execute(
+                text("SELECT count(*) FROM operations WHERE lease_owner = 'graceful'")
+            ).scalar_one()
+            due = conn.execute(
+                text("SELECT count(*) FROM operations WHERE next_poll_at IS NOT NULL")
+            ).scalar_one()
+    finally:
+        engine.dispose()
+    assert held == 0 and due == len(ids)  # nothing lost, nothing left locked
+
+
+@pytest.mark.postgres_only
+def test_two_observers_never_poll_one_job_under_the_same_lease(
+    database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
+) -> None:
+    n = int(os.environ.get("TWO_OBS_N", "500"))
+    env = gateway_env(database_url, mock_url, tmp_path / "data", lease_seconds=5)
+    with gateway_process(env, tmp_path / "gw.log", observer=False) as (_, url):
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            ids = list(pool.map(lambda _: _start(url, {"name": "slow", "polls": 2}), range(n)))
+        observers = [_observer(env, f"obs{i}", tmp_path / f"o{i}.log") for i in range(2)]
+        try:
+
+            def all_done() -> bool:
+                r = httpx.get(f"{url}/v1/operations", params={"in_flight": "true", "limit": 1})
+                return r.json()["items"] == []
+
+            _until(all_done, 180, "all operations done")
+        finally:
+            for o in observers:
+                o.kill()
+        done = httpx.get(f"{url}/v1/operations", params={"status": "succeeded", "limit": 200})
+        assert done.status_code == 200
+        bodies = [httpx.get(f"{url}/v1/operations/{i}").json() for i in ids]
+    assert {b["status"] for b in bodies} == {"succeeded"}
+    workers_per_lease: dict[tuple[str, str], set[str]] = collections.defaultdict(set)
+    by_worker: collections.Counter[str] = collections.Counter()
+    for b in bodies:
+        for call in mock_client.get("/_mock/calls", params={"job_id": b["remote_job_id"]}).json():
+            if call["op"] == "status" and call["worker"]:
+                worker, lease = call["worker"].split("#")
+                workers_per_lease[(b["remote_job_id"], lease)].add(worker)
+                by_worker[worker] += 1
+    assert all(len(w) == 1 for w in workers_per_lease.values())
+    assert set(by_worker) == {"obs0", "obs1"}  # both did real work
