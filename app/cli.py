@@ -28,6 +28,7 @@ def _serve(args: argparse.Namespace) -> int:
 async def _observe_forever(settings: Settings) -> None:
     import httpx
 
+    from app.callbacks.delivery import CallbackDelivery
     from app.core.clock import SystemClock
     from app.main import HTTP_LIMITS, build_engine
     from app.observer.worker import Observer
@@ -35,11 +36,18 @@ async def _observe_forever(settings: Settings) -> None:
     async with httpx.AsyncClient(limits=HTTP_LIMITS) as http:
         engine = build_engine(settings, clock=SystemClock(), http=http)
         observer = Observer(engine)
+        callbacks = CallbackDelivery(engine, http)
         loop = asyncio.get_running_loop()
+
+        def stop() -> None:
+            observer.stop()
+            callbacks.stop()
+
         for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, observer.stop)
+            loop.add_signal_handler(sig, stop)  # one handler per signal: a second replaces it
         try:
-            await observer.run()  # returns after stop(): in-flight work released its leases
+            # Both return after stop(): in-flight work finishes and releases its leases.
+            await asyncio.gather(observer.run(), callbacks.run())
         finally:
             await engine.db.dispose()
 

@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 import httpx
 from fastapi import FastAPI
 
+from app.callbacks.delivery import CallbackDelivery
 from app.core import errors
 from app.core.clock import Clock, SystemClock
 from app.core.config import Settings
@@ -21,12 +22,14 @@ from app.core.pg_listen import listen_forever
 from app.observer.context import Engine
 from app.observer.notify import Notifier
 from app.observer.worker import Observer
+from app.operations import control_routes, result_routes, wait_routes
 from app.operations import endpoints as operations_endpoints
 from app.operations.waiting import WaitHub
-from app.operations import control_routes, result_routes, wait_routes
 from app.providers.client import ProviderClient
 from app.providers.profile import load_profiles
 from app.results.store import ResultStore
+from app.views import routes as views_routes
+from app.webhooks import routes as webhooks_routes
 
 HTTP_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50)
 
@@ -70,6 +73,10 @@ def create_app(
             app.state.observer = observer
             app.state.waits = WaitHub(engine.db, engine.notifier)
             task = asyncio.create_task(observer.run()) if run_observer else None
+            # Callbacks are delivered wherever observers run (`--no-observer`: by `observe`).
+            callbacks = CallbackDelivery(engine, http)
+            app.state.callbacks = callbacks
+            cb_task = asyncio.create_task(callbacks.run()) if run_observer else None
             listener = (
                 asyncio.create_task(listen_forever(settings.database_url, engine.notifier))
                 if not engine.db.is_sqlite
@@ -79,6 +86,10 @@ def create_app(
                 yield
             finally:
                 observer.stop()
+                callbacks.stop()
+                if cb_task is not None:
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await cb_task
                 if listener is not None:
                     listener.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
@@ -100,5 +111,7 @@ def create_app(
     app.include_router(wait_routes.router)
     app.include_router(result_routes.router)
     app.include_router(control_routes.router)
+    app.include_router(views_routes.router)
+    app.include_router(webhooks_routes.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     return app

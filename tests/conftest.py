@@ -203,15 +203,27 @@ def make_settings(database_url: str, mock_url: str, tmp_path: Path, **kw: Any) -
 
 
 @pytest.fixture
+def gateway_settings() -> dict[str, Any]:
+    """Extra Settings for `gateway`; a test module overrides this fixture to change them."""
+    return {}
+
+
+@pytest.fixture
 async def gateway(
-    database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
+    database_url: str,
+    mock_url: str,
+    mock_client: httpx.Client,
+    tmp_path: Path,
+    gateway_settings: dict[str, Any],
 ) -> AsyncIterator[Gateway]:
     """The gateway in-process with a fake clock; the observer runs only when a test ticks."""
     from app.main import create_app
 
     clock = FakeClock()
     app = create_app(
-        make_settings(database_url, mock_url, tmp_path), clock=clock, run_observer=False
+        make_settings(database_url, mock_url, tmp_path, **gateway_settings),
+        clock=clock,
+        run_observer=False,
     )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)

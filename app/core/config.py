@@ -36,6 +36,14 @@ class Settings(BaseSettings):
     lease_seconds: float = 30.0
     observer_id: str | None = None
 
+    # Webhooks in: the built-in mock profile's secret (JOBGATE_MOCK_WEBHOOK_SECRET).
+    mock_webhook_secret: str | None = Field(default=None, repr=False)
+    # Completion callbacks out: the Standard Webhooks secret ("whsec_..."); unset = unsigned.
+    callback_secret: str | None = Field(default=None, repr=False)
+    # SSRF guard: callback URLs to loopback/private/link-local hosts only when true.
+    allow_private_callbacks: bool = False
+    callback_interval_seconds: float = 1.0
+
     # Fault hooks for the process-level test harness: the named point kills the process.
     crash_at: str | None = None
 
@@ -56,6 +64,8 @@ class Settings(BaseSettings):
         env["JOBGATE_MOCK_PROVIDER_URL"] = self.mock_provider_url
         if self.mock_provider_token:
             env["JOBGATE_MOCK_PROVIDER_TOKEN"] = self.mock_provider_token
+        if self.mock_webhook_secret:
+            env["JOBGATE_MOCK_WEBHOOK_SECRET"] = self.mock_webhook_secret
         return env
 
     def scaled(self, seconds: float) -> float:

@@ -70,22 +70,20 @@ async def create_operation(
     """Start an operation; replays with the same key and body return the same operation."""
     engine = engine_of(request)
     op, replayed = await service.create(engine, who, idempotency_key, req)
-    async with engine.db.transaction() as session:
-        fresh = await repo.get(session, op.id) or op
     headers = {"Location": f"/v1/operations/{op.id}"}
     if replayed:
         headers["Idempotent-Replayed"] = "true"
     return JSONResponse(
-        body_json(fresh, engine), status_code=200 if replayed else 202, headers=headers
+        body_json(op, engine), status_code=200 if replayed else 202, headers=headers
     )
 
 
-def _encode_cursor(op: Operation) -> str:
+def encode_cursor(op: Operation) -> str:
     raw = json.dumps([op.created_at.isoformat(), op.id]).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _decode_cursor(cursor: str) -> tuple[datetime, str]:
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         ts, op_id = json.loads(raw)
@@ -117,7 +115,7 @@ async def list_operations(
             raise ApiError(422, "unknown_state", f"No state {state!r}.")
         states = (state,)
     if status:
-        states = _states_for_status(status, states)
+        states = states_for_status(status, states)
     label_kv = None
     if label:
         if "=" not in label:
@@ -132,7 +130,7 @@ async def list_operations(
         label=label_kv,
         in_flight=in_flight,
     )
-    before = _decode_cursor(cursor) if cursor else None
+    before = decode_cursor(cursor) if cursor else None
     async with engine.db.transaction() as session:
         ops = await repo.list_operations(
             session, flt, limit=limit + 1, before=before, done_states=DONE_STATES
@@ -143,7 +141,7 @@ async def list_operations(
         page = [o for o in page if to_body(o, now).status == status]
     return OperationList(
         items=[to_body(o, now) for o in page],
-        next_cursor=_encode_cursor(ops[limit - 1]) if len(ops) > limit else None,
+        next_cursor=encode_cursor(ops[limit - 1]) if len(ops) > limit else None,
     )
 
 
@@ -161,7 +159,7 @@ _STATUS_STATES: dict[str, frozenset[State]] = {
 }
 
 
-def _states_for_status(status: str, states: tuple[str, ...]) -> tuple[str, ...]:
+def states_for_status(status: str, states: tuple[str, ...]) -> tuple[str, ...]:
     allowed = _STATUS_STATES.get(status)
     if allowed is None:
         raise ApiError(

@@ -1,0 +1,1 @@
+"""Completion callbacks out: outbox rows written with the state change, delivered later."""

@@ -1,0 +1,200 @@
+"""The completion outbox: enqueue with the state change, claim under a lease, record.
+
+All SQL of callbacks lives here; functions execute, never commit. The delivery
+loop (`delivery.py`) owns the transactions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.callbacks.models import CallbackAttempt, CallbackOutbox
+from app.operations.models import Operation
+from app.operations.presenter import to_body
+from app.operations.states import State
+from app.webhooks.repository import insert_if_absent
+
+OUTBOX = CallbackOutbox.__table__  # type: ignore[attr-defined]
+ATTEMPTS = CallbackAttempt.__table__  # type: ignore[attr-defined]
+EVENT_TYPE = "operation.completed"
+
+PENDING = "pending"
+DELIVERED = "delivered"
+FAILED = "failed"  # gave up after the last attempt
+
+
+def event_id_for(operation_id: str, final_state: State) -> str:
+    """Stable across retries and processes, so receivers can de-duplicate."""
+    return f"{operation_id}:{final_state.value}"
+
+
+async def enqueue_completion(
+    session: AsyncSession, op: Operation, final_state: State, now: datetime
+) -> bool:
+    """Add the completion event in the caller's transaction; False if it already exists.
+
+    `op` must already reflect the new state: the payload is the agent body as of now.
+    """
+    payload = {
+        "type": EVENT_TYPE,
+        "data": to_body(op, now).model_dump(mode="json"),
+    }
+    row = {
+        "event_id": event_id_for(op.id, final_state),
+        "operation_id": op.id,
+        "url": op.callback_url,
+        "payload": payload,
+        "status": PENDING,
+        "attempts": 0,
+        "next_attempt_at": now,
+        "lease_token": 0,
+        "created_at": now,
+    }
+    return await insert_if_absent(session, OUTBOX, row)
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """One outbox row taken for one attempt, with the fence of that claim."""
+
+    id: int
+    event_id: str
+    operation_id: str
+    url: str
+    payload: Any
+    attempt: int
+    owner: str
+    token: int
+
+
+async def claim_due(
+    session: AsyncSession,
+    *,
+    now: datetime,
+    owner: str,
+    lease_seconds: float,
+    limit: int,
+    skip_locked: bool,
+) -> list[Claimed]:
+    """Take due pending events under a lease (one statement), numbering the attempt.
+
+    The attempt number is bumped by the claim itself, so two claims of one event
+    (a lapsed lease) never share a number; `next_attempt_at` moves to the lease
+    expiry so a claimer that dies makes the event due again exactly then.
+    """
+    expires = now + timedelta(seconds=lease_seconds)
+    due = select(OUTBOX.c.id).where(
+        OUTBOX.c.status == PENDING,
+        OUTBOX.c.next_attempt_at <= now,
+        or_(OUTBOX.c.lease_expires_at.is_(None), OUTBOX.c.lease_expires_at <= now),
+    )
+    due = due.order_by(OUTBOX.c.next_attempt_at).limit(limit)
+    if skip_locked:
+        due = due.with_for_update(skip_locked=True)
+    stmt = (
+        update(OUTBOX)
+        .where(OUTBOX.c.id.in_(due.scalar_subquery()))
+        .values(
+            lease_owner=owner,
+            lease_token=OUTBOX.c.lease_token + 1,
+            lease_expires_at=expires,
+            next_attempt_at=expires,
+            attempts=OUTBOX.c.attempts + 1,
+        )
+        .returning(
+            OUTBOX.c.id,
+            OUTBOX.c.event_id,
+            OUTBOX.c.operation_id,
+            OUTBOX.c.url,
+            OUTBOX.c.payload,
+            OUTBOX.c.attempts,
+            OUTBOX.c.lease_token,
+        )
+    )
+    rows = (await session.execute(stmt)).all()
+    return [
+        Claimed(
+            id=r.id,
+            event_id=r.event_id,
+            operation_id=r.operation_id,
+            url=r.url,
+            payload=r.payload,
+            attempt=r.attempts,
+            owner=owner,
+            token=r.lease_token,
+        )
+        for r in rows
+    ]
+
+
+async def record_attempt(
+    session: AsyncSession,
+    claim: Claimed,
+    *,
+    at: datetime,
+    status_code: int | None,
+    error: str | None,
+    response_body: str | None,
+    duration_ms: float,
+    outcome: str,
+    next_attempt_at: datetime | None,
+) -> bool:
+    """Append the attempt row and settle the outbox row, fenced by the claim.
+
+    The attempt row is written even when the lease was lost: the call happened.
+    Returns whether the outbox row was still ours.
+    """
+    await session.execute(
+        ATTEMPTS.insert().values(
+            outbox_id=claim.id,
+            event_id=claim.event_id,
+            attempt=claim.attempt,
+            at=at,
+            worker=claim.owner,
+            status_code=status_code,
+            error=error,
+            response_body=response_body,
+            duration_ms=duration_ms,
+            outcome=outcome,
+        )
+    )
+    status = {"delivered": DELIVERED, "gave_up": FAILED}.get(outcome, PENDING)
+    values: dict[str, Any] = {
+        "status": status,
+        "lease_owner": None,
+        "lease_expires_at": None,
+        "next_attempt_at": next_attempt_at if status == PENDING else None,
+        "last_error": error if outcome != "delivered" else None,
+    }
+    if status == DELIVERED:
+        values["delivered_at"] = at
+    stmt = (
+        update(OUTBOX)
+        .where(
+            and_(
+                OUTBOX.c.id == claim.id,
+                OUTBOX.c.lease_owner == claim.owner,
+                OUTBOX.c.lease_token == claim.token,
+            )
+        )
+        .values(**values)
+    )
+    result = await session.execute(stmt)
+    return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
+
+
+async def for_operation(session: AsyncSession, op_id: str) -> list[CallbackOutbox]:
+    """The outbox rows of one operation, oldest first."""
+    stmt = select(CallbackOutbox).where(OUTBOX.c.operation_id == op_id)
+    return list((await session.execute(stmt.order_by(OUTBOX.c.id))).scalars())
+
+
+async def attempts_for(session: AsyncSession, outbox_id: int) -> list[CallbackAttempt]:
+    """Every attempt of one outbox row, in order."""
+    stmt = select(CallbackAttempt).where(ATTEMPTS.c.outbox_id == outbox_id)
+    return list((await session.execute(stmt.order_by(ATTEMPTS.c.attempt))).scalars())

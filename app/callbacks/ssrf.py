@@ -1,0 +1,100 @@
+"""Refuse callback URLs that would make the gateway call into its own network (SSRF).
+
+The host is resolved and EVERY address is checked: a name with one public and
+one private address is refused, since the connection may use either. The check
+runs at create time and again before each delivery (the name may have been
+re-pointed since); it cannot close the window between our lookup and the HTTP
+client's own, which is why redirects are never followed either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from collections.abc import Awaitable, Callable
+from urllib.parse import urlsplit
+
+from app.core.errors import ApiError
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+
+
+class CallbackForbidden(Exception):
+    """The URL may not be called; the message says why (no secrets, just the host)."""
+
+
+async def system_resolver(host: str, port: int) -> list[str]:
+    """Every address the system resolver gives for `host` (non-blocking)."""
+    infos = await asyncio.get_running_loop().getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
+    )
+    return [str(info[4][0]) for info in infos]
+
+
+def forbidden_reason(addr: IPAddress) -> str | None:
+    """Why an address is not a public destination, or None when it is."""
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        addr = addr.ipv4_mapped  # ::ffff:127.0.0.1 is loopback in disguise
+    checks = (
+        ("loopback", addr.is_loopback),
+        ("unspecified", addr.is_unspecified),  # 0.0.0.0 reaches this host on many systems
+        ("link-local", addr.is_link_local),
+        ("private", addr.is_private),
+        ("multicast", addr.is_multicast),
+        ("reserved", addr.is_reserved),
+        # Catch-all for the rest (e.g. 100.64.0.0/10 carrier-grade NAT, documentation nets).
+        ("non-global", not addr.is_global),
+    )
+    return next((name for name, hit in checks if hit), None)
+
+
+async def check_url(url: str, *, resolver: Resolver | None = None) -> None:
+    """Raise `CallbackForbidden` unless every address of the URL's host is public."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise CallbackForbidden("callback URLs must be absolute http(s) URLs")
+    host = parts.hostname
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise CallbackForbidden("the callback URL has an invalid port") from None
+    addresses = await _addresses(host, port, resolver or system_resolver)
+    if not addresses:
+        raise CallbackForbidden(f"host {host!r} does not resolve")
+    for addr in addresses:
+        why = forbidden_reason(addr)
+        if why is not None:
+            raise CallbackForbidden(f"host {host!r} resolves to a {why} address ({addr})")
+
+
+async def _addresses(host: str, port: int, resolver: Resolver) -> list[IPAddress]:
+    try:
+        return [ipaddress.ip_address(host)]
+    except ValueError:
+        pass  # a name, not a literal: resolve it
+    try:
+        found = await resolver(host, port)
+    except (OSError, UnicodeError):
+        raise CallbackForbidden(f"host {host!r} does not resolve") from None
+    # A scope id ("fe80::1%eth0") is not part of the address itself.
+    return [ipaddress.ip_address(a.split("%", 1)[0]) for a in found]
+
+
+async def check_callback_url(
+    url: str, *, allow_private: bool, resolver: Resolver | None = None
+) -> None:
+    """The create-time check: 422 `callback_url_forbidden` unless allowed by settings."""
+    if allow_private:
+        return
+    try:
+        await check_url(url, resolver=resolver)
+    except CallbackForbidden as exc:
+        raise ApiError(
+            422,
+            "callback_url_forbidden",
+            f"callback_url refused: {exc}. Callbacks go only to public addresses "
+            "(an operator can allow private ones with JOBGATE_ALLOW_PRIVATE_CALLBACKS).",
+            {"callback_url": url},
+        ) from None

@@ -1,0 +1,271 @@
+"""The operator view: `/operations` list, attention inbox, one page per operation.
+
+Server-rendered HTML that works with JavaScript off. Reads use the same
+repository, cursor scheme and presenter as the agent API; the two actions call
+the same services (cancellation, attention) and answer 303 back to the page.
+Kept out of the OpenAPI document: it is for people, not agents.
+"""
+
+from __future__ import annotations
+
+from typing import Any, get_args
+from urllib.parse import quote, urlencode
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import HTMLResponse, RedirectResponse
+from pydantic import ValidationError
+
+from app.auth.deps import principal
+from app.core.errors import ApiError
+from app.observer.context import Engine
+from app.operations import attention, cancellation, endpoints
+from app.operations import repository as repo
+from app.operations.endpoints import engine_of, load
+from app.operations.models import Operation
+from app.operations.presenter import agent_status, to_body
+from app.operations.schemas import OperationBody
+from app.operations.states import NEEDS_ATTENTION, State, is_done
+from app.views.render import STATIC_DIR, check_same_origin, error_page, page, read_form
+
+router = APIRouter(prefix="/operations", include_in_schema=False)
+
+PAGE_SIZE = 50  # operations per list page
+ATTENTION_LIMIT = 200  # rows on the attention page
+STATUSES: tuple[str, ...] = get_args(OperationBody.model_fields["status"].annotation)
+STATES: tuple[str, ...] = tuple(s.value for s in State)
+DECISIONS: tuple[str, ...] = get_args(attention.Decision)
+# Fixed notices after a redirect: the query names one, so no text is ever reflected.
+NOTICES = {
+    "cancel": "Cancel recorded. The lease owner sends it to the provider once; "
+    "it is NOT cancelled until the provider confirms.",
+    "resolve": "Decision recorded.",
+}
+
+
+@router.get("/static/style.css")
+async def stylesheet() -> Response:
+    """The one stylesheet (small enough to read per request; cached by the browser)."""
+    css = (STATIC_DIR / "style.css").read_text(encoding="utf-8")
+    return Response(css, media_type="text/css", headers={"Cache-Control": "max-age=300"})
+
+
+@router.get("", response_class=HTMLResponse)
+async def list_page(
+    request: Request,
+    status: str = "",
+    state: str = "",
+    provider: str = "",
+    label: str = "",
+    trace_id: str = "",
+    cursor: str = "",
+) -> HTMLResponse:
+    """The caller's operations, newest first, filtered like `GET /v1/operations`."""
+    who: str | None = None
+    query = {
+        "status": status,
+        "state": state,
+        "provider": provider,
+        "label": label,
+        "trace_id": trace_id,
+    }
+    try:
+        who = await principal(request)
+        engine = engine_of(request)
+        ops, next_cursor = await _list(engine, who, query, cursor)
+    except ApiError as err:
+        return error_page(request, err, who=who)
+    now = engine.now()
+    active = {k: v for k, v in query.items() if v}
+    return page(
+        request,
+        "list.html",
+        {
+            "title": "Operations",
+            "who": who,
+            "now": now,
+            "query": query,
+            "rows": [(op, to_body(op, now)) for op in ops],
+            "statuses": STATUSES,
+            "states": STATES,
+            "filtered": bool(active),
+            "next_url": ("/operations?" + urlencode({**active, "cursor": next_cursor}))
+            if next_cursor
+            else None,
+            "first_url": ("/operations?" + urlencode(active)) if cursor else None,
+        },
+    )
+
+
+async def _list(
+    engine: Engine, who: str, query: dict[str, str], cursor: str
+) -> tuple[list[Operation], str | None]:
+    """One page, with the API's filter rules and cursor helpers (not a copy of them)."""
+    states: tuple[str, ...] = ()
+    if query["state"]:
+        if query["state"] not in STATES:
+            raise ApiError(422, "unknown_state", f"No state {query['state']!r}.")
+        states = (query["state"],)
+    if query["status"]:
+        states = endpoints.states_for_status(query["status"], states)
+    label_kv = None
+    if query["label"]:
+        if "=" not in query["label"]:
+            raise ApiError(422, "invalid_label", "The label filter must be key=value.")
+        key, value = query["label"].split("=", 1)
+        label_kv = (key, value)
+    flt = repo.ListFilter(
+        principal=who,
+        states=states,
+        provider=query["provider"] or None,
+        trace_id=query["trace_id"] or None,
+        label=label_kv,
+    )
+    before = endpoints.decode_cursor(cursor) if cursor else None
+    async with engine.db.transaction() as session:
+        ops = await repo.list_operations(
+            session, flt, limit=PAGE_SIZE + 1, before=before, done_states=endpoints.DONE_STATES
+        )
+    next_cursor = endpoints.encode_cursor(ops[PAGE_SIZE - 1]) if len(ops) > PAGE_SIZE else None
+    found = ops[:PAGE_SIZE]
+    if query["status"]:  # e.g. succeeded vs completed_with_errors share one state
+        found = [o for o in found if agent_status(o) == query["status"]]
+    return found, next_cursor
+
+
+@router.get("/attention", response_class=HTMLResponse)
+async def attention_page(request: Request) -> HTMLResponse:
+    """Operations that need a human, oldest first, each with why."""
+    who: str | None = None
+    try:
+        who = await principal(request)
+        engine = engine_of(request)
+        async with engine.db.transaction() as session:
+            ops = await attention.inbox(session, principal=who, limit=ATTENTION_LIMIT)
+    except ApiError as err:
+        return error_page(request, err, who=who)
+    now = engine.now()
+    rows = [(op, to_body(op, now), attention.why(op) or "") for op in ops]
+    return page(
+        request,
+        "attention.html",
+        {
+            "title": "Needs attention",
+            "who": who,
+            "now": now,
+            "rows": rows,
+        },
+    )
+
+
+@router.get("/{op_id}", response_class=HTMLResponse)
+async def detail_page(request: Request, op_id: str, done: str = "") -> HTMLResponse:
+    """One operation: facts, deadlines, lease, schedule, timeline and actions."""
+    who: str | None = None
+    try:
+        who = await principal(request)
+        return await _detail(request, op_id, who, notice=NOTICES.get(done))
+    except ApiError as err:
+        return error_page(request, err, who=who)
+
+
+async def _detail(
+    request: Request,
+    op_id: str,
+    who: str,
+    *,
+    notice: str | None = None,
+    action_error: ApiError | None = None,
+    form: dict[str, str] | None = None,
+) -> HTMLResponse:
+    engine = engine_of(request)
+    op = await load(engine, op_id, who)
+    async with engine.db.transaction() as session:
+        history = await repo.history(session, op.id)
+    now = engine.now()
+    state = State(op.state)
+    why = attention.why(op)
+    if state in NEEDS_ATTENTION:
+        decisions = [d for d in DECISIONS if d != "acknowledge"]
+    else:
+        decisions = ["acknowledge"] if why else []
+    lease_live = op.lease_expires_at is not None and op.lease_expires_at > now
+    context: dict[str, Any] = {
+        "title": op.id,
+        "who": who,
+        "now": now,
+        "op": op,
+        "body": to_body(op, now),
+        "history": history,
+        "why": why,
+        "decisions": decisions,
+        "lease_live": lease_live,
+        "can_cancel": not is_done(state) and op.cancel_requested_at is None,
+        "notice": notice,
+        "action_error": action_error,
+        "form": form or {},
+    }
+    status = action_error.status if action_error is not None else 200
+    return page(request, "detail.html", context, status=status)
+
+
+def _back(op_id: str, done: str) -> RedirectResponse:
+    return RedirectResponse(f"/operations/{quote(op_id, safe='')}?done={done}", status_code=303)
+
+
+@router.post("/{op_id}/cancel", response_class=HTMLResponse)
+async def cancel_action(request: Request, op_id: str) -> Response:
+    """Record the intent to cancel, as `POST /v1/operations/{id}/cancel` does."""
+    who: str | None = None
+    try:
+        check_same_origin(request)
+        who = await principal(request)
+        form = await read_form(request)
+        engine = engine_of(request)
+        op = await load(engine, op_id, who)
+    except ApiError as err:
+        return error_page(request, err, who=who)
+    reason = form.get("reason", "").strip()[: cancellation.MAX_REASON]
+    try:
+        await cancellation.request_cancel(engine, op, who, reason)
+    except ApiError as err:
+        return await _detail(request, op_id, who, action_error=err, form=form)
+    return _back(op_id, "cancel")
+
+
+@router.post("/{op_id}/resolve", response_class=HTMLResponse)
+async def resolve_action(request: Request, op_id: str) -> Response:
+    """An operator's decision, as `POST /v1/operations/{id}/resolve` records it."""
+    who: str | None = None
+    try:
+        check_same_origin(request)
+        who = await principal(request)
+        form = await read_form(request)
+        engine = engine_of(request)
+        op = await load(engine, op_id, who)
+    except ApiError as err:
+        return error_page(request, err, who=who)
+    try:
+        await attention.resolve(engine, op, who, _resolve_request(form))
+    except ApiError as err:
+        return await _detail(request, op_id, who, action_error=err, form=form)
+    return _back(op_id, "resolve")
+
+
+def _resolve_request(form: dict[str, str]) -> attention.ResolveRequest:
+    """The form as the API's request model; blank optional fields mean "not given"."""
+    try:
+        return attention.ResolveRequest.model_validate(
+            {
+                "decision": form.get("decision", ""),
+                "reason": form.get("reason", "").strip(),
+                "remote_job_id": form.get("remote_job_id", "").strip() or None,
+                "result_deadline_seconds": form.get("result_deadline_seconds", "").strip() or None,
+            }
+        )
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'form'}: {e['msg']}" for e in exc.errors()
+        )
+        raise ApiError(
+            422, "invalid_request", f"The decision was not recorded: {problems}."
+        ) from exc

@@ -1,0 +1,178 @@
+"""`POST /v1/webhooks/{provider}`: verify, de-duplicate, record, then ask for a status read.
+
+A webhook is a hint, never evidence: it does not change an operation's state.
+It only makes the operation due now, so the lease owner reads the provider's
+status (and collects the result) before anything is declared done. Out-of-order
+or replayed events therefore can never move a state backwards.
+
+An event whose job id matches no operation is answered 202 `ignored` and writes
+nothing at all: the job may not be known *yet* (the webhook raced the create
+response), and a provider retry must then still be able to count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+from app.core.errors import ApiError
+from app.observer.context import Engine
+from app.operations import ledger
+from app.operations.schemas import ErrorBody
+from app.providers import pointers
+from app.providers.http_util import scrub, secret_variants
+from app.providers.profile import Profile
+from app.webhooks import repository as repo
+from app.webhooks.verify import SecretInvalid, SignatureError, verify
+
+router = APIRouter(prefix="/v1", tags=["webhooks"])
+
+STORED_BODY_CHARS = 2000  # webhook bodies kept in history are cut to this length
+MAX_EVENT_ID_CHARS = 200  # longer ids are stored as their sha256
+
+
+class WebhookAck(BaseModel):
+    """What the gateway did with a verified event."""
+
+    status: Literal["accepted", "duplicate", "ignored"]
+    event_id: str
+    operation_id: str | None = None
+    detail: str
+
+
+def _profile(engine: Engine, provider: str) -> Profile:
+    profile = engine.profiles.get(provider)
+    if profile is None:
+        raise ApiError(404, "unknown_provider", f"No provider profile named {provider!r}.")
+    if profile.webhooks.scheme == "none":
+        raise ApiError(
+            404, "webhooks_not_configured", f"Provider {provider!r} declares no webhooks."
+        )
+    return profile
+
+
+def _text(value: Any) -> str | None:
+    if value is pointers.MISSING or value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _event_id(profile: Profile, headers: Any, doc: Any, body: bytes) -> str:
+    raw = headers.get("webhook-id") or _text(pointers.get(doc, profile.webhooks.event_id))
+    if not raw:
+        # No id anywhere: byte-identical redeliveries are still recognised.
+        return "sha256:" + hashlib.sha256(body).hexdigest()
+    if len(raw) > MAX_EVENT_ID_CHARS:
+        return "sha256:" + hashlib.sha256(raw.encode()).hexdigest()
+    return raw
+
+
+def _ack(status_code: int, ack: WebhookAck) -> JSONResponse:
+    return JSONResponse(ack.model_dump(mode="json"), status_code=status_code)
+
+
+@router.post(
+    "/webhooks/{provider}",
+    operation_id="receiveProviderWebhook",
+    status_code=202,
+    response_model=WebhookAck,
+    responses={
+        200: {"model": WebhookAck, "description": "already recorded (duplicate)"},
+        **{c: {"model": ErrorBody} for c in (400, 401, 404, 413, 503)},
+    },
+)
+async def receive_webhook(provider: str, request: Request) -> JSONResponse:
+    """Verify a provider's event; on a match, record it and schedule an immediate status read."""
+    engine: Engine = request.app.state.engine
+    profile = _profile(engine, provider)
+    secret = profile.resolve_webhook_secret(engine.settings.provider_env())
+    if secret is None:
+        raise ApiError(
+            503,
+            "webhook_secret_unset",
+            f"The webhook secret for {provider!r} ({profile.webhooks.secret.describe()}) "  # type: ignore[union-attr]
+            "is not configured; the event cannot be verified and was not recorded.",
+        )
+    body = await request.body()
+    now = engine.now()
+    try:
+        verify(profile.webhooks, secret.reveal(), request.headers, body, now)
+    except SignatureError as exc:
+        raise ApiError(401, "webhook_signature_invalid", f"Webhook rejected: {exc}.") from None
+    except SecretInvalid as exc:
+        raise ApiError(503, "webhook_secret_invalid", str(exc)) from None
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        raise ApiError(400, "malformed_json", "The webhook body is not valid JSON.") from None
+
+    spec = profile.webhooks
+    event_id = _event_id(profile, request.headers, doc, body)
+    event_type = _text(pointers.get(doc, spec.event_type))
+    job_id = _text(pointers.get(doc, spec.job_id))
+    remote_state = _text(pointers.get(doc, spec.state))
+    if not job_id:
+        return _ack(202, WebhookAck(status="ignored", event_id=event_id, detail="no job id"))
+
+    kicked = False
+    async with engine.db.transaction() as session:
+        op = await repo.operation_for_job(session, provider, job_id)
+        if op is None:
+            return _ack(
+                202,
+                WebhookAck(status="ignored", event_id=event_id, detail="unknown job id"),
+            )
+        fresh = await repo.record_event(
+            session,
+            provider=provider,
+            event_id=event_id,
+            event_type=event_type,
+            remote_job_id=job_id,
+            remote_state=remote_state,
+            operation_id=op.id,
+            received_at=now,
+        )
+        if not fresh:
+            return _ack(
+                200,
+                WebhookAck(
+                    status="duplicate",
+                    event_id=event_id,
+                    operation_id=op.id,
+                    detail="this event was already recorded; nothing was done",
+                ),
+            )
+        kicked = await repo.poll_now(
+            session, op.id, now=now, reason=f"webhook {event_type or event_id}: read status"
+        )
+        text = scrub(body.decode("utf-8", "replace"), secret_variants([secret.reveal()]))
+        await ledger.record(
+            session,
+            op,
+            kind="webhook",
+            actor=f"provider:{provider}",
+            cause=f"webhook {event_type or 'event'} received; a status read decides the state",
+            now=now,
+            data={
+                "event_id": event_id,
+                "event_type": event_type,
+                "remote_state": remote_state,
+                "status_read_scheduled": kicked,
+                "body": text[:STORED_BODY_CHARS],
+                "body_truncated": len(text) > STORED_BODY_CHARS,
+            },
+        )
+    if kicked:
+        engine.notifier.kick()
+    detail = (
+        "recorded; the operation's status will be read now"
+        if kicked
+        else "recorded; the operation is done or already being read, so no extra read"
+    )
+    ack = WebhookAck(status="accepted", event_id=event_id, operation_id=op.id, detail=detail)
+    return _ack(202, ack)

@@ -1,0 +1,88 @@
+"""The SSRF guard for callback URLs: every resolved address must be public."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import pytest
+
+from app.callbacks.ssrf import CallbackForbidden, check_callback_url, check_url, forbidden_reason
+from app.core.errors import ApiError
+
+
+def resolver_for(*addresses: str):  # type: ignore[no-untyped-def]
+    async def resolve(host: str, port: int) -> list[str]:
+        return list(addresses)
+
+    return resolve
+
+
+async def failing_resolver(host: str, port: int) -> list[str]:
+    raise OSError("Name or service not known")
+
+
+@pytest.mark.parametrize(
+    ("address", "why"),
+    [
+        ("127.0.0.1", "loopback"),
+        ("127.8.9.10", "loopback"),
+        ("::1", "loopback"),
+        ("10.0.0.1", "private"),
+        ("172.16.5.4", "private"),
+        ("192.168.1.1", "private"),
+        ("fd00::1", "private"),
+        ("169.254.169.254", "link-local"),
+        ("fe80::1", "link-local"),
+        ("0.0.0.0", "unspecified"),
+        ("::ffff:127.0.0.1", "loopback"),
+        ("::ffff:10.0.0.1", "private"),
+        ("100.64.0.1", "non-global"),
+        ("224.0.0.1", "multicast"),
+    ],
+)
+def test_non_public_addresses_are_named(address: str, why: str) -> None:
+    assert forbidden_reason(ipaddress.ip_address(address)) == why
+
+
+@pytest.mark.parametrize("address", ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111"])
+def test_public_addresses_pass(address: str) -> None:
+    assert forbidden_reason(ipaddress.ip_address(address)) is None
+
+
+async def test_literals_need_no_lookup() -> None:
+    await check_url("https://93.184.216.34/hook", resolver=failing_resolver)
+    with pytest.raises(CallbackForbidden, match="loopback"):
+        await check_url("http://127.0.0.1:8080/hook", resolver=failing_resolver)
+
+
+async def test_every_resolved_address_is_checked() -> None:
+    await check_url("https://hooks.example/x", resolver=resolver_for("93.184.216.34"))
+    mixed = resolver_for("93.184.216.34", "10.0.0.7")
+    with pytest.raises(CallbackForbidden, match="private"):
+        await check_url("https://hooks.example/x", resolver=mixed)
+    scoped = resolver_for("fe80::1%eth0")
+    with pytest.raises(CallbackForbidden, match="link-local"):
+        await check_url("https://hooks.example/x", resolver=scoped)
+
+
+async def test_unresolvable_or_odd_urls_are_refused() -> None:
+    with pytest.raises(CallbackForbidden, match="does not resolve"):
+        await check_url("https://nowhere.invalid/x", resolver=failing_resolver)
+    with pytest.raises(CallbackForbidden, match="does not resolve"):
+        await check_url("https://empty.example/x", resolver=resolver_for())
+    with pytest.raises(CallbackForbidden):
+        await check_url("ftp://93.184.216.34/x")
+    with pytest.raises(CallbackForbidden):
+        await check_url("https://93.184.216.34:99999/x")
+
+
+async def test_localhost_is_resolved_by_the_system_and_refused() -> None:
+    with pytest.raises(CallbackForbidden, match="loopback"):
+        await check_url("http://localhost:8080/x")
+
+
+async def test_create_time_check_is_a_422_unless_allowed() -> None:
+    with pytest.raises(ApiError) as info:
+        await check_callback_url("http://10.0.0.1/x", allow_private=False)
+    assert info.value.status == 422 and info.value.code == "callback_url_forbidden"
+    await check_callback_url("http://10.0.0.1/x", allow_private=True)
