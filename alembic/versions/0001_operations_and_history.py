@@ -38,6 +38,7 @@ def upgrade() -> None:
         sa.Column("create_deadline_at", UTCDateTime(), nullable=False),
         sa.Column("result_deadline_at", UTCDateTime(), nullable=False),
         sa.Column("cancel_deadline_at", UTCDateTime(), nullable=True),
+        sa.Column("cancel_seconds", sa.Float(), nullable=True),
         sa.Column("next_poll_at", UTCDateTime(), nullable=True),
         sa.Column("poll_attempt", sa.Integer(), nullable=False),
         sa.Column("next_poll_reason", sa.String(), nullable=True),

@@ -38,7 +38,8 @@ async def request_cancel(engine: Engine, op: Operation, who: str, reason: str) -
         return op
     now = engine.now()
     profile = engine.profiles[op.provider]
-    deadline = now + timedelta(seconds=engine.settings.scaled(profile.deadlines.cancel_seconds))
+    seconds = op.cancel_seconds or engine.settings.scaled(profile.deadlines.cancel_seconds)
+    deadline = now + timedelta(seconds=seconds)
     done = [s.value for s in TERMINAL | NEEDS_ATTENTION]
     async with engine.db.transaction() as session:
         stmt = (

@@ -52,6 +52,7 @@ class Operation(SQLModel, table=True):
     create_deadline_at: datetime = Field(sa_type=UTCDateTime)
     result_deadline_at: datetime = Field(sa_type=UTCDateTime)
     cancel_deadline_at: datetime | None = _ts()
+    cancel_seconds: float | None = None  # asked at create; the cancel deadline once cancelled
 
     # When an observer should next look at it; NULL once the gateway has nothing to do.
     next_poll_at: datetime | None = _ts()

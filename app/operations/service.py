@@ -17,6 +17,7 @@ import rfc8785
 from sqlalchemy.exc import IntegrityError
 from ulid import ULID
 
+from app.callbacks.ssrf import check_callback_url
 from app.core import faults
 from app.core.errors import ApiError
 from app.observer.context import Engine
@@ -97,6 +98,10 @@ async def create(
         existing = await repo.get_by_key(session, principal, key)
     if existing is not None:
         return _replay(existing, fp), True
+    if req.callback_url is not None:  # SSRF guard, before anything is written
+        await check_callback_url(
+            str(req.callback_url), allow_private=engine.settings.allow_private_callbacks
+        )
     op = _new_operation(engine, principal, key, fp, req)
     try:
         async with engine.db.transaction() as session:
@@ -174,6 +179,7 @@ def _new_operation(
         version=0,
         create_deadline_at=now + timedelta(seconds=create_s),
         result_deadline_at=now + timedelta(seconds=max(result_s, create_s)),
+        cancel_seconds=asked.cancel_seconds if asked else None,
         next_poll_at=lease_until,  # due again only if this request dies holding the lease
         poll_attempt=0,
         lease_owner=f"{engine.worker_id}/intake",

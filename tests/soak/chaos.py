@@ -1,0 +1,295 @@
+"""A chaos soak: real processes, random SIGKILLs, random provider faults, then invariants.
+
+Used by tests/soak/test_chaos.py (short in CI, long by flag). It prints its figures:
+operations, kills, faults injected, duplicates (must be 0), lost (must be 0).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import random
+import secrets
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sqlalchemy import create_engine, text
+
+from app.core.db import sync_url
+from app.operations.states import Evidence, State, check_transition, is_done
+from tests.support.processes import Process, free_port, gateway_env, mock_process, wait_healthy
+
+DEADLINES = {"create_seconds": 20, "result_seconds": 20, "cancel_seconds": 20}
+# (scenario, weight, is a provider fault)
+SCENARIOS: list[tuple[dict[str, Any], int, bool]] = [
+    ({"name": "fast"}, 3, False),
+    ({"name": "slow", "polls": 2}, 3, False),
+    ({"name": "late_failure", "polls": 1}, 1, True),
+    ({"name": "rate_limited", "retry_after": 1, "times": 2}, 1, True),
+    ({"name": "lost_create_response"}, 2, True),
+    ({"name": "accept_then_5xx"}, 2, True),
+    ({"name": "reject"}, 1, True),
+    ({"name": "partial_results", "processed": 50, "failed": 3}, 1, True),
+    ({"name": "corrupt_result"}, 1, True),
+    ({"name": "result_unavailable", "polls": 2}, 1, True),
+    ({"name": "cancel_race", "polls": 3}, 1, True),
+    ({"name": "never_finishes"}, 1, False),
+    ({"name": "different_job_id"}, 1, True),
+    ({"name": "sync"}, 1, False),
+]
+
+
+@dataclass
+class Figures:
+    operations: int = 0
+    kills: int = 0
+    faults: int = 0
+    duplicates: int = 0
+    lost: int = 0
+    bad_histories: int = 0
+    changed_history_rows: int = 0
+    secret_leaks: int = 0
+    by_state: dict[str, int] = field(default_factory=dict)
+
+    def line(self) -> str:
+        return (
+            f"soak: operations={self.operations} kills={self.kills} faults={self.faults} "
+            f"duplicates={self.duplicates} lost={self.lost} "
+            f"bad_histories={self.bad_histories} "
+            f"changed_history_rows={self.changed_history_rows} "
+            f"secret_leaks={self.secret_leaks} states={self.by_state}"
+        )
+
+
+class Fleet:
+    """The gateway and observers, each restartable on the same port."""
+
+    def __init__(self, env: dict[str, str], tmp: Path, observers: int) -> None:
+        self.tmp = tmp
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.specs: dict[str, tuple[list[str], dict[str, str]]] = {
+            "gateway": (
+                ["serve", "--port", str(self.port), "--log-level", "warning"],
+                {**env, "JOBGATE_OBSERVER_ID": "gateway"},
+            ),
+        }
+        for i in range(observers):
+            self.specs[f"observer{i}"] = (["observe"], {**env, "JOBGATE_OBSERVER_ID": f"obs{i}"})
+        self.procs: dict[str, Process] = {}
+        self.lock = threading.Lock()
+
+    def start(self, name: str) -> None:
+        args, env = self.specs[name]
+        self.procs[name] = Process(args, env, self.tmp / f"{name}.log").start()
+        if name == "gateway":
+            wait_healthy(self.url, self.procs[name])
+
+    def start_all(self) -> None:
+        for name in self.specs:
+            self.start(name)
+
+    def kill_and_restart(self, rng: random.Random) -> str:
+        with self.lock:
+            name = rng.choice(sorted(self.specs))
+            self.procs[name].kill()
+            self.start(name)
+            return name
+
+    def stop_all(self) -> None:
+        for proc in self.procs.values():
+            proc.kill()
+
+    def logs(self) -> str:
+        return "".join(p.read_text(errors="replace") for p in self.tmp.glob("*.log"))
+
+
+def _retrying(fn: Any, attempts: int = 200) -> httpx.Response:
+    """An agent's retry: same request (same key) until the gateway answers."""
+    for _ in range(attempts):
+        try:
+            r: httpx.Response = fn()
+            if r.status_code < 500:
+                return r
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError("gateway never answered")
+
+
+def run_soak(
+    database_url: str, tmp: Path, *, operations: int, kills: int, observers: int, seed: int = 7
+) -> Figures:
+    rng = random.Random(seed)
+    secret = "sk-soak-" + secrets.token_hex(16)
+    figures = Figures()
+    with mock_process(tmp, JOBGATE_MOCK_PROVIDER_TOKEN=secret) as mock_url:
+        env = gateway_env(
+            database_url, mock_url, tmp / "data", lease_seconds=1, mock_provider_token=secret
+        )
+        fleet = Fleet(env, tmp, observers)
+        fleet.start_all()
+        try:
+            ops = _drive(fleet, rng, operations, kills, figures)
+            snapshot = _history_snapshot(database_url)
+            _wait_quiet(fleet.url, timeout=120)
+            _check(database_url, mock_url, fleet, ops, snapshot, secret, figures)
+        finally:
+            fleet.stop_all()
+    return figures
+
+
+def _drive(
+    fleet: Fleet, rng: random.Random, n: int, kills: int, figures: Figures
+) -> list[tuple[str, str, str]]:
+    """Create `n` operations (some cancelled) while killing processes; returns (key, id, name)."""
+    weights = [w for _, w, _ in SCENARIOS]
+    plan = [rng.choices(SCENARIOS, weights)[0] for _ in range(n)]
+    figures.faults = sum(1 for _, _, fault in plan if fault)
+    kill_every = max(1, n // (kills + 1))
+    done = 0
+    lock = threading.Lock()
+    client = httpx.Client(base_url=fleet.url, timeout=30)
+
+    def one(item: tuple[dict[str, Any], int, bool]) -> tuple[str, str, str]:
+        nonlocal done
+        scenario = item[0]
+        key = uuid.uuid4().hex
+        body = {
+            "provider": "mock",
+            "kind": "report",
+            "input": {"scenario": scenario},
+            "deadlines": DEADLINES,
+        }
+        r = _retrying(
+            lambda: client.post("/v1/operations", json=body, headers={"Idempotency-Key": key})
+        )
+        assert r.status_code in (200, 202), r.text
+        op_id = r.json()["operation_id"]
+        if scenario["name"] in ("never_finishes", "cancel_race"):
+            c = _retrying(
+                lambda: client.post(f"/v1/operations/{op_id}/cancel", json={"reason": "soak"})
+            )
+            assert c.status_code in (202, 409), c.text
+        with lock:
+            done += 1
+            if done % kill_every == 0 and figures.kills < kills:
+                figures.kills += 1
+                fleet.kill_and_restart(rng)
+        return key, op_id, scenario["name"]
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        ops = list(pool.map(one, plan))
+    while figures.kills < kills:  # make up any kills the schedule did not reach
+        figures.kills += 1
+        fleet.kill_and_restart(rng)
+    client.close()
+    figures.operations = len(ops)
+    return ops
+
+
+def _wait_quiet(url: str, timeout: float) -> None:
+    ends = time.monotonic() + timeout
+    while time.monotonic() < ends:
+        try:
+            r = httpx.get(
+                f"{url}/v1/operations", params={"in_flight": "true", "limit": 1}, timeout=10
+            )
+            if r.status_code == 200 and r.json()["items"] == []:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+
+
+def _history_snapshot(database_url: str) -> dict[int, tuple[Any, ...]]:
+    engine = create_engine(sync_url(database_url))
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT id, operation_id, kind, from_state, to_state, cause "
+                    "FROM operation_history"
+                )
+            ).all()
+    finally:
+        engine.dispose()
+    return {r[0]: tuple(r) for r in rows}
+
+
+def _check(
+    database_url: str,
+    mock_url: str,
+    fleet: Fleet,
+    ops: list[tuple[str, str, str]],
+    snapshot: dict[int, tuple[Any, ...]],
+    secret: str,
+    figures: Figures,
+) -> None:
+    engine = create_engine(sync_url(database_url))
+    try:
+        with engine.connect() as conn:
+            rows = {
+                r.id: r
+                for r in conn.execute(
+                    text("SELECT id, state, provider_token, next_poll_at FROM operations")
+                ).all()
+            }
+            hist = conn.execute(
+                text(
+                    "SELECT id, operation_id, kind, from_state, to_state, cause, data "
+                    "FROM operation_history ORDER BY id"
+                )
+            ).all()
+            dump = " ".join(
+                str(tuple(r))
+                for table in ("operations", "operation_history")
+                for r in conn.execute(text(f"SELECT * FROM {table}")).all()
+            )
+    finally:
+        engine.dispose()
+    stats = httpx.get(f"{mock_url}/_mock/stats", timeout=30).json()
+    for _, op_id, name in ops:
+        row = rows.get(op_id)
+        if row is None or (not is_done(State(row.state)) and row.next_poll_at is None):
+            figures.lost += 1
+            continue
+        jobs = stats["jobs_by_token"].get(row.provider_token, [])
+        if name != "different_job_id" and len(jobs) > 1:
+            figures.duplicates += 1
+        figures.by_state[row.state] = figures.by_state.get(row.state, 0) + 1
+    figures.bad_histories = _replay(hist)
+    now = {h.id: (h.id, h.operation_id, h.kind, h.from_state, h.to_state, h.cause) for h in hist}
+    figures.changed_history_rows = sum(1 for k, v in snapshot.items() if now.get(k) != v)
+    figures.secret_leaks = dump.count(secret) + fleet.logs().count(secret)
+
+
+def _replay(hist: list[Any]) -> int:
+    """Replay every operation's transitions through the state machine; count failures."""
+    last: dict[str, str | None] = {}
+    bad: set[str] = set()
+    for h in hist:
+        if h.kind != "transition":
+            continue
+        prev = last.get(h.operation_id)
+        data = json.loads(h.data) if isinstance(h.data, str) else (h.data or {})
+        try:
+            if prev is None:
+                assert h.from_state is None and h.to_state == State.CREATE_PENDING.value
+            else:
+                assert h.from_state == prev
+                operator = str(data.get("evidence")) == "operator_decision"
+                check_transition(
+                    State(prev),
+                    State(h.to_state),
+                    Evidence(str(data.get("evidence")), operator=operator),
+                )
+        except Exception:
+            bad.add(h.operation_id)
+        last[h.operation_id] = h.to_state
+    return len(bad)
