@@ -180,6 +180,11 @@ class Gateway:
     def stats(self, token: str) -> dict[str, Any]:
         return dict(self.mock.get("/_mock/stats", params={"token": token}).json())
 
+    def jobs_for(self, op_id: str) -> list[str]:
+        """Every remote job the mock holds for this operation, whatever token made it."""
+        stats = self.mock.get("/_mock/stats", params={"client_reference": op_id}).json()
+        return list(stats["jobs_by_reference"].get(op_id, []))
+
     async def token_of(self, op_id: str) -> str:
         async with self.engine.db.transaction() as session:
             from app.operations import repository as repo

@@ -283,8 +283,10 @@ def create_app(settings: MockSettings | None = None) -> FastAPI:
     app.include_router(v1)
 
     @app.get("/_mock/stats")
-    async def stats(token: str | None = None) -> dict[str, Any]:
-        return store.stats(token)
+    async def stats(
+        token: str | None = None, client_reference: str | None = None
+    ) -> dict[str, Any]:
+        return store.stats(token, client_reference)
 
     @app.get("/_mock/calls")
     async def calls(job_id: str) -> list[dict[str, Any]]:

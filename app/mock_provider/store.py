@@ -277,23 +277,47 @@ class MockStore:
             rows = self._connect().execute(sql + " ORDER BY seq", args).fetchall()
         return [dict(r) for r in rows]
 
-    def stats(self, token: str | None = None) -> dict[str, Any]:
-        """The `/_mock/stats` body, optionally limited to one idempotency token."""
-        where, args = ("WHERE token = ?", (token,)) if token is not None else ("", ())
+    def stats(
+        self, token: str | None = None, client_reference: str | None = None
+    ) -> dict[str, Any]:
+        """The `/_mock/stats` body, optionally limited to one token and/or client reference.
+
+        `jobs_by_reference` groups jobs by the client reference sent on create: a
+        caller that retried under a NEW token still shows two jobs for one reference.
+        """
+        conds, args = [], []
+        if token is not None:
+            conds.append("token = ?")
+            args.append(token)
+        if client_reference is not None:
+            conds.append("client_reference = ?")
+            args.append(client_reference)
+        where = f"WHERE {' OR '.join(conds)}" if conds else ""
         with self._lock:
             conn = self._connect()
-            creates = conn.execute(f"SELECT token, calls FROM creates {where}", args).fetchall()
             jobs = conn.execute(
-                "SELECT job_id, token, state, status_calls, cancel_calls, result_calls,"
-                f" webhooks_sent FROM jobs {where} ORDER BY seq",
+                "SELECT job_id, token, client_reference, state, status_calls, cancel_calls,"
+                f" result_calls, webhooks_sent FROM jobs {where} ORDER BY seq",
                 args,
             ).fetchall()
+            tokens = {j["token"] for j in jobs} | ({token} if token is not None else set())
+            if conds:
+                marks = ",".join("?" * len(tokens))
+                creates = conn.execute(
+                    f"SELECT token, calls FROM creates WHERE token IN ({marks})", sorted(tokens)
+                ).fetchall()
+            else:
+                creates = conn.execute("SELECT token, calls FROM creates").fetchall()
         jobs_by_token: dict[str, list[str]] = {}
+        jobs_by_reference: dict[str, list[str]] = {}
         for j in jobs:
             jobs_by_token.setdefault(j["token"], []).append(j["job_id"])
+            if j["client_reference"] is not None:
+                jobs_by_reference.setdefault(j["client_reference"], []).append(j["job_id"])
         return {
             "creates_by_token": {r["token"]: r["calls"] for r in creates},
             "jobs_by_token": jobs_by_token,
+            "jobs_by_reference": jobs_by_reference,
             "jobs": {
                 j["job_id"]: {
                     "status_calls": j["status_calls"],
@@ -301,6 +325,7 @@ class MockStore:
                     "result_calls": j["result_calls"],
                     "state": j["state"],
                     "token": j["token"],
+                    "client_reference": j["client_reference"],
                 }
                 for j in jobs
             },

@@ -56,3 +56,5 @@ def test_crash_after_intent_commit_resumes_with_the_same_token(
     stats = mock_client.get("/_mock/stats", params={"token": token}).json()
     assert stats["creates_by_token"] == {token: 1}
     assert stats["jobs_by_token"][token] == [final["remote_job_id"]]
+    by_ref = mock_client.get("/_mock/stats", params={"client_reference": op_id}).json()
+    assert by_ref["jobs_by_reference"][op_id] == [final["remote_job_id"]]

@@ -28,6 +28,7 @@ async def test_lost_create_response_reconciles_to_the_one_job(gateway: Gateway) 
     token = await gateway.token_of(op_id)
     stats = gateway.stats(token)
     assert len(stats["jobs_by_token"][token]) == 1
+    assert gateway.jobs_for(op_id) == stats["jobs_by_token"][token]  # no job under another token
     job_id = stats["jobs_by_token"][token][0]
     op = (await gateway.http.get(f"/v1/operations/{op_id}")).json()
     assert op["remote_job_id"] == job_id
@@ -36,6 +37,7 @@ async def test_lost_create_response_reconciles_to_the_one_job(gateway: Gateway) 
     final = await gateway.run_until_done(op_id)
     assert final["status"] == "succeeded"
     assert len(gateway.stats(token)["jobs_by_token"][token]) == 1
+    assert len(gateway.jobs_for(op_id)) == 1
 
 
 async def test_5xx_after_accepting_reconciles_to_the_one_job(gateway: Gateway) -> None:
@@ -46,7 +48,7 @@ async def test_5xx_after_accepting_reconciles_to_the_one_job(gateway: Gateway) -
     assert final["status"] == "succeeded"
     token = await gateway.token_of(op_id)
     jobs = gateway.stats(token)["jobs_by_token"][token]
-    assert jobs == [final["remote_job_id"]]
+    assert jobs == [final["remote_job_id"]] == gateway.jobs_for(op_id)
 
 
 async def test_create_deadline_with_no_answer_is_create_unconfirmed(gateway: Gateway) -> None:

@@ -78,7 +78,9 @@ async def test_concurrent_same_key_makes_one_operation_and_one_job(gateway: Gate
     ids = {r.json()["operation_id"] for r in rs}
     assert len(ids) == 1
     assert sorted(r.status_code for r in rs).count(202) == 1
-    token = await gateway.token_of(ids.pop())
+    op_id = ids.pop()
+    assert len(gateway.jobs_for(op_id)) == 1
+    token = await gateway.token_of(op_id)
     assert gateway.stats(token)["jobs_by_token"] == {
         token: [gateway.stats(token)["jobs_by_token"][token][0]]
     }

@@ -108,3 +108,27 @@ async def test_result_down_past_the_deadline_is_result_unavailable(gateway: Gate
     )
     final = await gateway.run_until_done(r.json()["operation_id"], step=61)
     assert final["state"] == "result_unavailable" and final["status"] == "needs_attention"
+
+
+async def test_a_429_storm_is_waited_out_not_hammered(gateway: Gateway) -> None:
+    gateway.engine.rng.seed(1)  # backoff jitter is deterministic in this test
+    r = await gateway.start({"name": "rate_limited", "retry_after": 7, "times": 5})
+    op_id = r.json()["operation_id"]
+    token = await gateway.token_of(op_id)
+    await gateway.tick(61)  # accepted -> observing, first poll answers 429
+    job = gateway.stats(token)["jobs_by_token"][token][0]
+    seen = 0
+    for _ in range(60):
+        calls = gateway.stats(token)["jobs"][job]["status_calls"]
+        if calls > seen and calls <= 5:  # a new 429: the next poll waits out Retry-After
+            seen = calls
+            async with gateway.engine.db.transaction() as session:
+                op = await repo.get(session, op_id)
+            assert op is not None and op.next_poll_at is not None
+            assert op.next_poll_at - gateway.clock.now() >= timedelta(seconds=7), calls
+        if calls > 5:
+            break
+        await gateway.tick(1)
+    final = await gateway.run_until_done(op_id, step=7)
+    assert final["status"] == "succeeded"
+    assert gateway.stats(token)["jobs"][job]["status_calls"] == 6

@@ -259,7 +259,8 @@ def _check(
         if row is None or (not is_done(State(row.state)) and row.next_poll_at is None):
             figures.lost += 1
             continue
-        jobs = stats["jobs_by_token"].get(row.provider_token, [])
+        # By client reference, not token: a retry under a new token would hide there.
+        jobs = stats["jobs_by_reference"].get(op_id, [])
         if name != "different_job_id" and len(jobs) > 1:
             figures.duplicates += 1
         figures.by_state[row.state] = figures.by_state.get(row.state, 0) + 1

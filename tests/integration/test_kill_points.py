@@ -1,0 +1,88 @@
+"""Whatever the kill point, a restarted gateway resumes the operation from its record alone."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.processes import gateway_env, gateway_process
+
+DEADLINES = {"create_seconds": 120, "result_seconds": 300, "cancel_seconds": 300}
+
+# (kill point, scenario, cancel?, the end state after the restart)
+POINTS = [
+    ("after_intent_commit", {"name": "slow", "polls": 1}, False, "succeeded"),
+    ("after_accepted", {"name": "slow", "polls": 1}, False, "succeeded"),
+    ("after_create_unknown", {"name": "lost_create_response"}, False, "succeeded"),
+    ("after_reconciling", {"name": "accept_then_5xx"}, False, "succeeded"),
+    ("after_observing", {"name": "slow", "polls": 2}, False, "succeeded"),
+    ("after_result_collecting", {"name": "slow", "polls": 1}, False, "succeeded"),
+    ("after_cancel_requested", {"name": "never_finishes"}, True, "cancelled"),
+    ("after_cancelling", {"name": "never_finishes"}, True, "cancelled"),
+]
+
+
+def _post(url: str, key: str, scenario: dict[str, Any]) -> httpx.Response | None:
+    body = {
+        "provider": "mock",
+        "kind": "report",
+        "input": {"scenario": scenario},
+        "deadlines": DEADLINES,
+    }
+    try:
+        return httpx.post(
+            f"{url}/v1/operations", json=body, headers={"Idempotency-Key": key}, timeout=10
+        )
+    except httpx.TransportError:
+        return None  # the gateway died answering: the agent retries with the same key
+
+
+@pytest.mark.parametrize(("point", "scenario", "cancel", "end"), POINTS, ids=[p[0] for p in POINTS])
+def test_restart_resumes_from_the_record(
+    point: str,
+    scenario: dict[str, Any],
+    cancel: bool,
+    end: str,
+    database_url: str,
+    mock_url: str,
+    mock_client: httpx.Client,
+    tmp_path: Path,
+) -> None:
+    key = uuid.uuid4().hex
+    crashing = gateway_env(database_url, mock_url, tmp_path / "data", crash_at=point)
+    with gateway_process(crashing, tmp_path / "gw1.log") as (proc, url):
+        r = _post(url, key, scenario)
+        if r is not None and cancel:
+            op_id = r.json()["operation_id"]
+            try:
+                httpx.post(
+                    f"{url}/v1/operations/{op_id}/cancel", json={"reason": "stop"}, timeout=10
+                )
+            except httpx.TransportError:
+                pass
+        ends = time.monotonic() + 20
+        while proc.alive() and time.monotonic() < ends:
+            time.sleep(0.05)
+        assert not proc.alive(), f"the gateway never reached {point}"
+    fresh = gateway_env(database_url, mock_url, tmp_path / "data")
+    with gateway_process(fresh, tmp_path / "gw2.log") as (_, url):
+        r = _post(url, key, scenario)  # the agent's retry: the same operation comes back
+        assert r is not None and r.status_code == 200, r and r.text
+        op_id = r.json()["operation_id"]
+        final = httpx.get(
+            f"{url}/v1/operations/{op_id}/wait", params={"timeout": 20}, timeout=30
+        ).json()
+        assert final["state"] == end, final
+        hist = httpx.get(f"{url}/v1/operations/{op_id}/history").json()["items"]
+    token = next(h["data"]["provider_token"] for h in hist if h["to_state"] == "create_pending")
+    stats = mock_client.get("/_mock/stats", params={"token": token}).json()
+    assert len(stats["jobs_by_token"][token]) == 1
+    by_ref = mock_client.get("/_mock/stats", params={"client_reference": op_id}).json()
+    assert by_ref["jobs_by_reference"][op_id] == stats["jobs_by_token"][token]
+    job = stats["jobs_by_token"][token][0]
+    assert stats["jobs"][job]["cancel_calls"] == (1 if cancel else 0)
