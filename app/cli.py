@@ -12,12 +12,21 @@ import sys
 from app.core.config import Settings
 
 
+def _checked_settings(**overrides: object) -> Settings:
+    """Settings plus every provider profile, validated before anything starts."""
+    from app.providers.profile import load_profiles
+
+    settings = Settings(**overrides)  # type: ignore[arg-type]
+    load_profiles(settings.profiles_dir, settings.provider_env())
+    return settings
+
+
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from app.main import create_app
 
-    settings = Settings(host=args.host, port=args.port)
+    settings = _checked_settings(host=args.host, port=args.port)
     app = create_app(settings, run_observer=not args.no_observer)
     uvicorn.run(
         app, host=args.host, port=args.port, log_level=args.log_level, timeout_graceful_shutdown=30
@@ -53,7 +62,7 @@ async def _observe_forever(settings: Settings) -> None:
 
 
 def _observe(args: argparse.Namespace) -> int:
-    asyncio.run(_observe_forever(Settings()))
+    asyncio.run(_observe_forever(_checked_settings()))
     return 0
 
 
@@ -100,10 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     args = build_parser().parse_args(argv)
+    from app.providers.profile import ProfileError
+
     try:
         return int(args.func(args))
-    except ValueError as exc:  # settings refused (e.g. dev auth on a public bind)
-        print(f"jobgate: {exc}", file=sys.stderr)  # noqa: T201
+    except (ValueError, ProfileError) as exc:  # unsafe settings, a bad provider profile
+        print(f"jobgate: {exc}", file=sys.stderr)
         return 2
 
 

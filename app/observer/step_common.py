@@ -64,6 +64,7 @@ def observation_of(res: CallResult, received: datetime, delay: float | None) -> 
             else None
         ),
         "outcome": res.outcome.value,
+        "provider_time": res.remote_time,
         "received_at": received.isoformat(),
         "next_poll_in_seconds": delay,
     }

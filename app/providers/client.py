@@ -299,6 +299,7 @@ class ProviderClient:
             progress=None if completed is None and total is None else Progress(completed, total),
             error=error if isinstance(error, dict) else ({"message": error} if error else None),
             poll_hint_seconds=as_seconds(pointers.get(body, p.poll_hint)),
+            remote_time=as_str(pointers.get(body, p.remote_time)),
         )
         inline = pointers.get(body, p.inline_result)
         return found if inline is MISSING or inline is None else self._with_result(

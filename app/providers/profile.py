@@ -191,6 +191,7 @@ class Pointers(_Model):
     progress_total: Pointer | None = None
     error: Pointer | None = None
     poll_hint: Pointer | None = None  # seconds the provider asks us to wait
+    remote_time: Pointer | None = None  # the provider's own timestamp of what it reports
     inline_result: Pointer | None = None  # result document inside a create/status body
     result: ResultPointers = ResultPointers()
 

@@ -88,4 +88,5 @@ class CallResult:
     error: dict[str, Any] | None = None  # provider's error object, if any
     retry_after_seconds: float | None = None  # Retry-After header, seconds (date parsed)
     poll_hint_seconds: float | None = None  # provider's own poll hint from the body
+    remote_time: str | None = None  # provider's timestamp for the state it reports
     job_ids: list[str] = field(default_factory=list)  # lookup: matching job ids, oldest first

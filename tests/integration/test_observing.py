@@ -132,3 +132,15 @@ async def test_a_429_storm_is_waited_out_not_hammered(gateway: Gateway) -> None:
     final = await gateway.run_until_done(op_id, step=7)
     assert final["status"] == "succeeded"
     assert gateway.stats(token)["jobs"][job]["status_calls"] == 6
+
+
+async def test_every_observation_is_a_history_row_with_both_clocks(gateway: Gateway) -> None:
+    op_id = (await gateway.start({"name": "slow", "polls": 2})).json()["operation_id"]
+    await gateway.run_until_done(op_id, step=61)
+    items = (await gateway.http.get(f"/v1/operations/{op_id}/history")).json()["items"]
+    running = [i["data"] for i in items if i["kind"] == "observation"]
+    assert len(running) == 2
+    for obs in running:
+        assert obs["remote_state"] == "running" and obs["progress"]["total"]
+        assert obs["provider_time"] and obs["received_at"]
+        assert obs["next_poll_in_seconds"] > 0
