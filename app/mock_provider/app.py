@@ -7,6 +7,7 @@ HTTP onto them. `run()` is what `jobgate mock-provider` starts.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 from collections.abc import AsyncIterator
@@ -234,6 +235,9 @@ def create_app(settings: MockSettings | None = None) -> FastAPI:
             raise ApiError(404, "job_not_found", f"no job {job_id}")
         before, decision, after = found
         scenario = sc.Scenario.from_json(before.scenario)
+        delay_ms = scenario.params.get("status_delay_ms") or 0
+        if delay_ms:
+            await asyncio.sleep(delay_ms / 1000)
         sender.enqueue(job_id, sc.plan_webhooks(scenario, before.state, decision))
         if decision.retry_after is not None:
             return _error(

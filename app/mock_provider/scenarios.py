@@ -38,8 +38,9 @@ SCENARIOS: dict[str, dict[str, int]] = {
     "webhook_duplicate": {},
 }
 # Optional extras any scenario accepts: a poll hint for non-terminal status answers,
-# and padding that makes the result data large (to exercise large-result storage).
-EXTRA_PARAMS: dict[str, int | None] = {"poll_after": None, "result_bytes": 0}
+# padding that makes the result data large (to exercise large-result storage), and a
+# delay in milliseconds before each status answer (a slow provider, for lease tests).
+EXTRA_PARAMS: dict[str, int | None] = {"poll_after": None, "result_bytes": 0, "status_delay_ms": 0}
 
 # Scenarios whose status calls never reach a terminal state on their own.
 _ENDLESS = frozenset({"never_finishes", "cancel_ignored"})

@@ -6,6 +6,8 @@ lease), so there is exactly one mechanism that moves operations forward.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from datetime import timedelta
 from typing import Any
@@ -37,7 +39,7 @@ async def process(engine: Engine, op: Operation, fence: Fence) -> Operation:
         if not await _ensure_lease(engine, op, fence):
             return op
         try:
-            decision = await step(engine, op, carry)
+            decision = await _step_with_heartbeat(engine, op, fence, carry)
         except Exception:
             log.exception("step failed for %s in %s", op.id, op.state)
             await _schedule_retry(engine, op, fence, "step raised; retrying later")
@@ -161,6 +163,26 @@ async def _observe(
     return applied
 
 
+async def _step_with_heartbeat(
+    engine: Engine, op: Operation, fence: Fence, carry: CallResult | None
+) -> Decision:
+    """Run one step while the lease is renewed at half-life, however slow the provider is."""
+
+    async def heartbeat() -> None:
+        while True:
+            await asyncio.sleep(engine.lease_seconds / 2)
+            if not await _renew(engine, op, fence):
+                return  # lost: whatever the step then writes is refused by the fence
+
+    beat = asyncio.create_task(heartbeat())
+    try:
+        return await step(engine, op, carry)
+    finally:
+        beat.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await beat
+
+
 async def _ensure_lease(engine: Engine, op: Operation, fence: Fence) -> bool:
     """Renew at half-life so a long chain of steps never outlives its lease."""
     now = engine.now()
@@ -168,6 +190,11 @@ async def _ensure_lease(engine: Engine, op: Operation, fence: Fence) -> bool:
         engine.lease_seconds / 2
     ):
         return True
+    return await _renew(engine, op, fence)
+
+
+async def _renew(engine: Engine, op: Operation, fence: Fence) -> bool:
+    now = engine.now()
     async with engine.db.transaction() as session:
         ok = await repo.renew_lease(
             session, op.id, fence=fence, now=now, lease_seconds=engine.lease_seconds

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import uuid
+from pathlib import Path
 
+import httpx
+
+from app.core.clock import SystemClock
 from app.observer.runner import apply, process
 from app.observer.steps import step
+from app.observer.worker import Observer
 from app.operations import repository as repo
 from app.operations.repository import Fence
-from tests.conftest import Gateway
+from tests.conftest import Gateway, make_settings
 
 
 async def test_a_stale_worker_is_fenced_off(gateway: Gateway) -> None:
@@ -63,3 +70,32 @@ async def test_only_due_and_unleased_rows_are_claimed(gateway: Gateway) -> None:
             session, now=engine.now(), owner="y", lease_seconds=30, limit=10, skip_locked=False
         )
     assert [o.id for o in claimed] == [op_id] and again == []
+
+
+async def test_the_lease_is_renewed_while_a_slow_provider_call_is_in_flight(
+    database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
+) -> None:
+    """Real clock: the lease (0.2 s) is shorter than the provider's answer (0.6 s)."""
+    from app.main import create_app
+
+    settings = make_settings(database_url, mock_url, tmp_path, lease_seconds=0.2, time_scale=0.001)
+    app = create_app(settings, clock=SystemClock(), run_observer=False)
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://gateway"
+        ) as http:
+            body = {
+                "provider": "mock",
+                "kind": "report",
+                "input": {"scenario": {"name": "never_finishes", "status_delay_ms": 600}},
+            }
+            r = await http.post(
+                "/v1/operations", json=body, headers={"Idempotency-Key": uuid.uuid4().hex}
+            )
+            assert r.json()["state"] == "accepted"
+            await asyncio.sleep(0.01)  # the first poll is due after 2 ms (scaled)
+            first = asyncio.create_task(app.state.observer.tick())
+            await asyncio.sleep(0.4)  # twice the lease: only a heartbeat keeps it
+            rival = Observer(dataclasses.replace(app.state.engine, worker_id="rival"))
+            assert await rival.tick() == 0
+            assert await first == 1
