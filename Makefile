@@ -30,6 +30,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check app tests bench
 	$(BIN)/ruff format --check app tests bench
+	$(BIN)/mypy app
 
 openapi: $(STAMP)
 	$(BIN)/python -m app.openapi_dump > openapi/openapi.json

@@ -55,7 +55,7 @@ async def inbox(session: AsyncSession, *, principal: str | None, limit: int) -> 
     )
     stmt = select(Operation).where(or_(OPS.c.state.in_(attention), partial))
     if principal is not None:
-        stmt = stmt.where(Operation.principal == principal)
+        stmt = stmt.where(OPS.c.principal == principal)
     stmt = stmt.order_by(OPS.c.updated_at, OPS.c.id).limit(limit * 4)
     ops = [o for o in (await session.execute(stmt)).scalars() if why(o)]
     return ops[:limit]

@@ -161,7 +161,7 @@ def to_body(op: Operation, now: datetime, *, outcome: str | None = None) -> Oper
     result: Any = op.result if done_ok else None
     return OperationBody(
         operation_id=op.id,
-        status=agent_status(op),  # type: ignore[arg-type]
+        status=agent_status(op),
         done=is_done(State(op.state)),
         state=op.state,
         message=message,

@@ -14,6 +14,7 @@ from app.operations.states import State
 
 OPS = Operation.__table__  # type: ignore[attr-defined]
 HIST = HistoryEntry.__table__  # type: ignore[attr-defined]
+ITEMS = ResultItem.__table__  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -34,9 +35,7 @@ async def get(session: AsyncSession, op_id: str) -> Operation | None:
 
 
 async def get_by_key(session: AsyncSession, principal: str, key: str) -> Operation | None:
-    stmt = select(Operation).where(
-        Operation.principal == principal, Operation.idempotency_key == key
-    )
+    stmt = select(Operation).where(OPS.c.principal == principal, OPS.c.idempotency_key == key)
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
@@ -165,7 +164,7 @@ async def claim_due(
         )
     )
     rows = await session.execute(
-        select(Operation).where(Operation.id.in_(ids)).execution_options(populate_existing=True)
+        select(Operation).where(OPS.c.id.in_(ids)).execution_options(populate_existing=True)
     )
     ops = list(rows.scalars())
     ops.sort(key=lambda o: ids.index(o.id))
@@ -186,7 +185,7 @@ async def renew_lease(
 
 
 async def history(session: AsyncSession, op_id: str) -> list[HistoryEntry]:
-    stmt = select(HistoryEntry).where(HistoryEntry.operation_id == op_id).order_by(HistoryEntry.id)
+    stmt = select(HistoryEntry).where(HIST.c.operation_id == op_id).order_by(HIST.c.id)
     return list((await session.execute(stmt)).scalars())
 
 
@@ -211,13 +210,13 @@ async def list_operations(
     """Newest first; keyset pagination on (created_at, id)."""
     stmt = select(Operation)
     if flt.principal is not None:
-        stmt = stmt.where(Operation.principal == flt.principal)
+        stmt = stmt.where(OPS.c.principal == flt.principal)
     if flt.states:
         stmt = stmt.where(OPS.c.state.in_(flt.states))
     if flt.provider:
-        stmt = stmt.where(Operation.provider == flt.provider)
+        stmt = stmt.where(OPS.c.provider == flt.provider)
     if flt.trace_id:
-        stmt = stmt.where(Operation.trace_id == flt.trace_id)
+        stmt = stmt.where(OPS.c.trace_id == flt.trace_id)
     if flt.in_flight is True:
         stmt = stmt.where(OPS.c.state.not_in(done_states))
     elif flt.in_flight is False:
@@ -250,9 +249,8 @@ async def count_by_state(session: AsyncSession) -> dict[str, int]:
 async def insert_result_items(session: AsyncSession, op_id: str, items: list[Any]) -> None:
     if not items:
         return
-    table = ResultItem.__table__  # type: ignore[attr-defined]
     await session.execute(
-        table.insert(),
+        ITEMS.insert(),
         [{"operation_id": op_id, "position": i, "item": item} for i, item in enumerate(items)],
     )
 
@@ -262,8 +260,8 @@ async def result_items(
 ) -> list[ResultItem]:
     stmt = (
         select(ResultItem)
-        .where(ResultItem.operation_id == op_id, ResultItem.position > after)
-        .order_by(ResultItem.position)
+        .where(ITEMS.c.operation_id == op_id, ITEMS.c.position > after)
+        .order_by(ITEMS.c.position)
         .limit(limit)
     )
     return list((await session.execute(stmt)).scalars())
