@@ -24,6 +24,7 @@ from app.core.db import sync_url
 from app.operations.states import Evidence, State, check_transition, is_done
 from tests.support.processes import Process, free_port, gateway_env, mock_process, wait_healthy
 
+AGENTS = 16  # concurrent agents, each running one operation at a time
 DEADLINES = {"create_seconds": 20, "result_seconds": 20, "cancel_seconds": 20}
 # (scenario, weight, is a provider fault)
 SCENARIOS: list[tuple[dict[str, Any], int, bool]] = [
@@ -176,6 +177,9 @@ def _drive(
                 lambda: client.post(f"/v1/operations/{op_id}/cancel", json={"reason": "soak"})
             )
             assert c.status_code in (202, 409), c.text
+        # Like an agent: one wait call for the honest outcome, then the next task.
+        w = _retrying(lambda: client.get(f"/v1/operations/{op_id}/wait", params={"timeout": 30}))
+        assert w.status_code == 200, w.text
         with lock:
             done += 1
             if done % kill_every == 0 and figures.kills < kills:
@@ -183,7 +187,7 @@ def _drive(
                 fleet.kill_and_restart(rng)
         return key, op_id, scenario["name"]
 
-    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+    with concurrent.futures.ThreadPoolExecutor(AGENTS) as pool:
         ops = list(pool.map(one, plan))
     while figures.kills < kills:  # make up any kills the schedule did not reach
         figures.kills += 1
