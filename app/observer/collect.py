@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from app.observer.decision import Decision
+from app.observer.decision import Decision, needs_human
 from app.operations.states import Evidence, State
 from app.providers.types import CallResult, Outcome
 from app.results.validate import Rules, canonical, check
@@ -68,11 +68,11 @@ async def collect_result(
 
 
 def _unavailable(why: str) -> Decision:
-    return Decision(
+    return needs_human(
         State.RESULT_UNAVAILABLE,
         why,
         Evidence("result_unavailable"),
-        {"error": {"code": "result_unavailable", "message": f"The provider finished but {why}."}},
+        f"The provider finished but {why}.",
     )
 
 
@@ -83,17 +83,12 @@ def _judge(
         res.result, claimed_sha256=res.result_sha256, items=res.items, rules=rules_for(profile, op)
     )
     if not verdict.ok:
-        return Decision(
+        return needs_human(
             State.RESULT_VALIDATION_FAILED,
             f"result failed its checks: {verdict.code}",
             Evidence("result_invalid", {"code": verdict.code}),
-            {
-                "error": {
-                    "code": "result_validation_failed",
-                    "message": verdict.message or "",
-                    "details": {"check": verdict.code},
-                }
-            },
+            verdict.message or "",
+            details={"check": verdict.code},
             exchanges=exchanges,
         )
     fields: dict[str, Any] = {"result_size": verdict.size, "result_sha256": verdict.sha256}

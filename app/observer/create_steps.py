@@ -7,7 +7,7 @@ every create (first or replayed) carries the same stored idempotency token.
 from __future__ import annotations
 
 from app.observer.context import Engine
-from app.observer.decision import Decision
+from app.observer.decision import Decision, needs_human
 from app.observer.step_common import (
     SUCCESS,
     deadline_passed,
@@ -34,7 +34,13 @@ async def step_create_pending(
             Evidence("create_deadline"),
             again=True,
         )
-    res = await engine.client.create(
+    res = await send_create(engine, profile, op)
+    return decide_create(engine, profile, op, res, reconciling=False)
+
+
+async def send_create(engine: Engine, profile: Profile, op: Operation) -> CallResult:
+    """The create, first or replayed: always the stored token and the operation id."""
+    return await engine.client.create(
         profile,
         op.kind,
         op.input,
@@ -43,7 +49,6 @@ async def step_create_pending(
         trace_id=op.trace_id,
         worker=worker_tag(engine, op),
     )
-    return decide_create(engine, profile, op, res, reconciling=False)
 
 
 def decide_create(
@@ -93,18 +98,12 @@ async def step_create_unknown(
     engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
     if deadline_passed(op.create_deadline_at, engine.now()):
-        return Decision(
+        return needs_human(
             State.CREATE_UNCONFIRMED,
             "create deadline passed; whether a remote job exists is unknown",
             Evidence("create_deadline"),
-            {
-                "error": {
-                    "code": "create_unconfirmed",
-                    "message": "The create was never confirmed before its "
-                    "deadline; a remote job may exist. A human must check "
-                    "before anyone retries.",
-                }
-            },
+            "The create was never confirmed before its deadline; a remote job may exist. "
+            "A human must check before anyone retries.",
         )
     return Decision(
         State.RECONCILING,
@@ -117,15 +116,7 @@ async def step_create_unknown(
 async def step_reconciling(
     engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
-    replay = await engine.client.create(
-        profile,
-        op.kind,
-        op.input,
-        token=op.provider_token,
-        client_reference=op.id,
-        trace_id=op.trace_id,
-        worker=worker_tag(engine, op),
-    )
+    replay = await send_create(engine, profile, op)
     found: CallResult | None = None
     if profile.lookup is not None:
         found = await engine.client.lookup(
@@ -140,19 +131,13 @@ async def step_reconciling(
     replay_id = replay.remote_job_id if replay.outcome == Outcome.OK else None
     ids = set(listed or []) | ({replay_id} if replay_id else set())
     if len(ids) > 1:
-        return Decision(
+        return needs_human(
             State.CONTRACT_VIOLATION,
             "provider reported different job ids for one idempotency token",
             Evidence("conflicting_job_ids", {"job_ids": sorted(ids)}),
-            {
-                "error": {
-                    "code": "contract_violation",
-                    "message": "The provider returned different job ids for the "
-                    f"same idempotency token: {sorted(ids)}. Automation stopped; "
-                    "a human must pick the true job.",
-                    "details": {"job_ids": sorted(ids)},
-                }
-            },
+            f"The provider returned different job ids for the same idempotency token: "
+            f"{sorted(ids)}. Automation stopped; a human must pick the true job.",
+            details={"job_ids": sorted(ids)},
             exchanges=ex,
         )
     if replay_id or listed:
@@ -180,17 +165,11 @@ async def step_reconciling(
             exchanges=ex,
         )
     if deadline_passed(op.create_deadline_at, engine.now()):
-        return Decision(
+        return needs_human(
             State.CREATE_UNCONFIRMED,
             "create deadline passed while reconciling",
             Evidence("create_deadline"),
-            {
-                "error": {
-                    "code": "create_unconfirmed",
-                    "message": "Could not learn whether the provider started the "
-                    "job before the create deadline.",
-                }
-            },
+            "Could not learn whether the provider started the job before the create deadline.",
             exchanges=ex,
         )
     return Decision(

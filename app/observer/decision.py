@@ -23,3 +23,19 @@ class Decision:
     observation: dict[str, Any] | None = None
     carry: CallResult | None = None  # a result already in hand for the next step
     failed_items: list[Any] = field(default_factory=list)  # rows for the errors endpoint
+
+
+def needs_human(
+    state: State,
+    cause: str,
+    evidence: Evidence,
+    message: str,
+    *,
+    details: dict[str, Any] | None = None,
+    exchanges: list[Exchange] | None = None,
+) -> Decision:
+    """Automation stops in a needs-attention state; `error` says why in plain words."""
+    error: dict[str, Any] = {"code": state.value, "message": message}
+    if details:
+        error["details"] = details
+    return Decision(state, cause, evidence, {"error": error}, exchanges=list(exchanges or []))

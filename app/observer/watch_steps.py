@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.observer.context import Engine
-from app.observer.decision import Decision
+from app.observer.decision import Decision, needs_human
 from app.observer.step_common import (
     SUCCESS,
     deadline_passed,
@@ -50,17 +50,12 @@ async def step_observing(
         return _to_cancel_requested(op)
     now = engine.now()
     if deadline_passed(op.result_deadline_at, now):
-        return Decision(
+        return needs_human(
             State.RESULT_TIMED_OUT,
             "result deadline passed; polling stopped",
             Evidence("result_deadline"),
-            {
-                "error": {
-                    "code": "result_timed_out",
-                    "message": "The result deadline passed before the provider "
-                    "finished. The remote job may still be running.",
-                }
-            },
+            "The result deadline passed before the provider finished. The remote job may "
+            "still be running.",
         )
     res = await engine.client.status(
         profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(engine, op)
@@ -166,21 +161,15 @@ async def step_cancelling(
     engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
     if deadline_passed(op.cancel_deadline_at, engine.now()):
-        return Decision(
+        return needs_human(
             State.CANCELLATION_UNCONFIRMED,
             "cancel deadline passed with no terminal remote state",
             Evidence("cancel_deadline"),
-            {
-                "error": {
-                    "code": "cancellation_unconfirmed",
-                    "message": "The provider never confirmed the cancellation; "
-                    "the remote job may still run.",
-                    "details": {
-                        "remote_job_id": op.remote_job_id,
-                        "trace_id": op.trace_id,
-                        "provider": op.provider,
-                    },
-                }
+            "The provider never confirmed the cancellation; the remote job may still run.",
+            details={
+                "remote_job_id": op.remote_job_id,
+                "trace_id": op.trace_id,
+                "provider": op.provider,
             },
         )
     res = await engine.client.status(
