@@ -1,4 +1,4 @@
-"""The `jobgate` command: serve, observe, mock-provider, migrate."""
+"""The `jobgate` command: serve, observe, mock-provider, migrate, keys."""
 
 from __future__ import annotations
 
@@ -82,6 +82,54 @@ def _migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _keys(args: argparse.Namespace) -> int:
+    """`keys create|list|revoke` on the configured database.
+
+    A new key is the only thing `create` writes to stdout (so `KEY=$(jobgate keys
+    create ...)` works) and it is shown this once; everything else goes to stderr.
+    """
+    from sqlalchemy.exc import DBAPIError
+
+    from app.auth import service
+    from app.core.clock import SystemClock
+    from app.core.db import Database
+
+    def say(text: str) -> None:
+        print(text, file=sys.stderr)  # noqa: T201
+
+    async def run() -> int:
+        db = Database(Settings().database_url)
+        now = SystemClock().now()
+        try:
+            if args.keys_command == "create":
+                row, key = await service.create(db, args.name, args.role, now)
+                say(f"created {row.role} key {row.name!r} (prefix {row.key_prefix}).")
+                say("This is the only time the key is shown; store it now:")
+                print(key)  # noqa: T201
+            elif args.keys_command == "revoke":
+                row = await service.revoke(db, args.name, now)
+                at = row.revoked_at.strftime("%Y-%m-%d %H:%M:%S") if row.revoked_at else "?"
+                say(f"key {row.name!r} (prefix {row.key_prefix}) is revoked since {at} UTC.")
+            else:
+                rows = await service.list_keys(db)
+                lines = [f"{'NAME':<24} {'ROLE':<9} {'PREFIX':<10} {'CREATED (UTC)':<20} REVOKED"]
+                for r in rows:
+                    created = r.created_at.strftime("%Y-%m-%d %H:%M:%S")
+                    revoked = r.revoked_at.strftime("%Y-%m-%d %H:%M:%S") if r.revoked_at else "-"
+                    lines.append(
+                        f"{r.name:<24} {r.role:<9} {r.key_prefix:<10} {created:<20} {revoked}"
+                    )
+                print("\n".join(lines))  # noqa: T201
+            return 0
+        except DBAPIError as exc:  # e.g. no api_keys table yet
+            say(f"jobgate: database error (has `jobgate migrate` run?): {exc.orig}")
+            return 1
+        finally:
+            await db.dispose()
+
+    return asyncio.run(run())
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jobgate", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -103,6 +151,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     migrate = sub.add_parser("migrate", help="alembic upgrade head on the configured database")
     migrate.set_defaults(func=_migrate)
+
+    keys = sub.add_parser("keys", help="API keys: create (printed once), list, revoke")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    create = keys_sub.add_parser("create", help="mint a key and print it once")
+    create.add_argument("--name", required=True, help="the principal its operations record")
+    create.add_argument("--role", required=True, choices=("agent", "operator", "admin"))
+    keys_sub.add_parser("list", help="names, roles, prefixes, created/revoked (never keys)")
+    revoke = keys_sub.add_parser("revoke", help="revoke a key; its next request answers 401")
+    revoke.add_argument("--name", required=True)
+    for command in (create, revoke, keys_sub.choices["list"]):
+        command.set_defaults(func=_keys)
     return parser
 
 

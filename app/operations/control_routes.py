@@ -9,7 +9,15 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.operations import attention, cancellation
-from app.operations.endpoints import ERRORS, Principal, body_json, engine_of, load
+from app.operations.endpoints import (
+    ERRORS,
+    FORBIDDEN,
+    Caller,
+    Operator,
+    body_json,
+    engine_of,
+    load,
+)
 from app.operations.presenter import to_body
 from app.operations.schemas import OperationBody
 
@@ -30,12 +38,12 @@ class CancelRequest(BaseModel):
     responses=ERRORS,
 )
 async def cancel_operation(
-    op_id: str, request: Request, who: Principal, req: CancelRequest | None = None
+    op_id: str, request: Request, who: Caller, req: CancelRequest | None = None
 ) -> JSONResponse:
     """Record the intent to cancel; 202 and NOT confirmed until the provider says so."""
     engine = engine_of(request)
     op = await load(engine, op_id, who)
-    op = await cancellation.request_cancel(engine, op, who, (req or CancelRequest()).reason)
+    op = await cancellation.request_cancel(engine, op, who.name, (req or CancelRequest()).reason)
     return JSONResponse(body_json(op, engine), status_code=202)
 
 
@@ -52,12 +60,12 @@ class AttentionList(BaseModel):
     "/attention", operation_id="listAttention", response_model=AttentionList, responses=ERRORS
 )
 async def list_attention(
-    request: Request, who: Principal, limit: Annotated[int, Query(ge=1, le=200)] = 50
+    request: Request, who: Caller, limit: Annotated[int, Query(ge=1, le=200)] = 50
 ) -> AttentionList:
     """Operations that need a human, oldest first, each with why."""
     engine = engine_of(request)
     async with engine.db.transaction() as session:
-        ops = await attention.inbox(session, principal=who, limit=limit)
+        ops = await attention.inbox(session, principal=who.owner_filter, limit=limit)
     now = engine.now()
     return AttentionList(
         items=[AttentionItem(why=attention.why(o) or "", operation=to_body(o, now)) for o in ops]
@@ -68,13 +76,14 @@ async def list_attention(
     "/operations/{op_id}/resolve",
     operation_id="resolveOperation",
     response_model=OperationBody,
-    responses=ERRORS,
+    responses={**ERRORS, **FORBIDDEN},
 )
 async def resolve_operation(
-    op_id: str, req: attention.ResolveRequest, request: Request, who: Principal
+    op_id: str, req: attention.ResolveRequest, request: Request, who: Operator
 ) -> dict[str, Any]:
-    """An operator's recorded decision on an operation that needs attention."""
+    """An operator's recorded decision on an operation that needs attention (operator or
+    admin key; an agent gets 403)."""
     engine = engine_of(request)
     op = await load(engine, op_id, who)
-    op = await attention.resolve(engine, op, who, req)
+    op = await attention.resolve(engine, op, who.name, req)
     return body_json(await load(engine, op_id, who), engine)

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 
+from app.auth import deps
 from app.auth.deps import principal
 from app.core.errors import ApiError
 from app.observer.context import Engine
@@ -29,10 +30,13 @@ from app.operations.schemas import (
 from app.operations.states import NEEDS_ATTENTION, TERMINAL, State
 
 router = APIRouter(prefix="/v1", tags=["operations"])
-Principal = Annotated[str, Depends(principal)]
+Principal = Annotated[str, Depends(principal)]  # the caller's name
+Caller = Annotated[deps.Principal, Depends(deps.caller)]  # name and role
+Operator = Annotated[deps.Principal, Depends(deps.operator)]  # 403 unless operator/admin
 ERRORS: dict[int | str, dict[str, Any]] = {
     c: {"model": ErrorBody} for c in (400, 401, 404, 409, 413, 422)
 }
+FORBIDDEN: dict[int | str, dict[str, Any]] = {403: {"model": ErrorBody}}
 DONE_STATES = frozenset(s.value for s in TERMINAL | NEEDS_ATTENTION)
 MAX_PAGE = 200
 
@@ -41,11 +45,12 @@ def engine_of(request: Request) -> Engine:
     return request.app.state.engine  # type: ignore[no-any-return]
 
 
-async def load(engine: Engine, op_id: str, who: str) -> Operation:
-    """The operation if the caller may see it; another caller's id answers 404."""
+async def load(engine: Engine, op_id: str, who: deps.Principal) -> Operation:
+    """The operation if the caller may see it (its own; any for operators and admins);
+    another caller's id answers 404 to an agent."""
     async with engine.db.transaction() as session:
         op = await repo.get(session, op_id)
-    if op is None or op.principal != who:
+    if op is None or not who.may_see(op.principal):
         raise ApiError(404, "operation_not_found", f"No operation {op_id!r} for this caller.")
     return op
 
@@ -97,7 +102,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
 )
 async def list_operations(
     request: Request,
-    who: Principal,
+    who: Caller,
     status: Annotated[str | None, Query(description="agent status, e.g. processing")] = None,
     state: Annotated[str | None, Query(description="local state")] = None,
     provider: str | None = None,
@@ -123,7 +128,7 @@ async def list_operations(
         k, v = label.split("=", 1)
         label_kv = (k, v)
     flt = repo.ListFilter(
-        principal=who,
+        principal=who.owner_filter,
         states=states,
         provider=provider,
         trace_id=trace_id,
@@ -175,7 +180,7 @@ def states_for_status(status: str, states: tuple[str, ...]) -> tuple[str, ...]:
     response_model=OperationBody,
     responses=ERRORS,
 )
-async def get_operation(op_id: str, request: Request, who: Principal) -> dict[str, Any]:
+async def get_operation(op_id: str, request: Request, who: Caller) -> dict[str, Any]:
     engine = engine_of(request)
     return body_json(await load(engine, op_id, who), engine)
 
@@ -186,7 +191,7 @@ async def get_operation(op_id: str, request: Request, who: Principal) -> dict[st
     response_model=HistoryList,
     responses=ERRORS,
 )
-async def get_history(op_id: str, request: Request, who: Principal) -> HistoryList:
+async def get_history(op_id: str, request: Request, who: Caller) -> HistoryList:
     engine = engine_of(request)
     await load(engine, op_id, who)
     async with engine.db.transaction() as session:

@@ -10,7 +10,7 @@ from fastapi.responses import Response
 
 from app.core.errors import ApiError
 from app.operations import repository as repo
-from app.operations.endpoints import ERRORS, Principal, engine_of, load
+from app.operations.endpoints import ERRORS, Caller, engine_of, load
 from app.operations.presenter import agent_status, to_body
 from app.operations.states import State
 
@@ -19,7 +19,7 @@ MAX_ERRORS_PAGE = 200
 
 
 @router.get("/operations/{op_id}/result", operation_id="getOperationResult", responses=ERRORS)
-async def get_result(op_id: str, request: Request, who: Principal) -> Response:
+async def get_result(op_id: str, request: Request, who: Caller) -> Response:
     """The result, only once collected and checked; otherwise 409 saying why."""
     engine = engine_of(request)
     op = await load(engine, op_id, who)
@@ -50,7 +50,7 @@ async def get_result(op_id: str, request: Request, who: Principal) -> Response:
 async def get_errors(
     op_id: str,
     request: Request,
-    who: Principal,
+    who: Caller,
     limit: Annotated[int, Query(ge=1, le=MAX_ERRORS_PAGE)] = 50,
     cursor: Annotated[str | None, Query()] = None,
 ) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from sse_starlette.sse import EventSourceResponse
 
 from app.core.errors import ApiError
 from app.operations import repository as repo
-from app.operations.endpoints import ERRORS, Principal, body_json, engine_of, load
+from app.operations.endpoints import ERRORS, Caller, body_json, engine_of, load
 from app.operations.presenter import agent_status
 from app.operations.schemas import OperationBody
 from app.operations.states import State, is_done
@@ -38,7 +38,7 @@ def outcome_of(status: str) -> str:
 async def wait_operation(
     op_id: str,
     request: Request,
-    who: Principal,
+    who: Caller,
     timeout: Annotated[float | None, Query(ge=0, description="seconds to wait")] = None,
 ) -> dict[str, Any]:
     """Block until done or `timeout`; `outcome` says which."""
@@ -58,7 +58,7 @@ async def wait_operation(
 async def stream_events(
     op_id: str,
     request: Request,
-    who: Principal,
+    who: Caller,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> EventSourceResponse:
     """One SSE event per history row (transition, observation, exchange) until done."""

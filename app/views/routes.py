@@ -3,7 +3,9 @@
 Server-rendered HTML that works with JavaScript off. Reads use the same
 repository, cursor scheme and presenter as the agent API; the two actions call
 the same services (cancellation, attention) and answer 303 back to the page.
-Kept out of the OpenAPI document: it is for people, not agents.
+Kept out of the OpenAPI document: it is for people, not agents. With API keys it
+needs an operator or admin key, sent as a Bearer token or, from a browser, as the
+HTTP Basic password (a 401 carries the Basic challenge so the browser asks).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import ValidationError
 
-from app.auth.deps import principal
+from app.auth import deps
 from app.core.errors import ApiError
 from app.observer.context import Engine
 from app.operations import attention, cancellation, endpoints
@@ -69,11 +71,12 @@ async def list_page(
         "trace_id": trace_id,
     }
     try:
-        who = await principal(request)
+        caller = await _operator(request)
+        who = caller.name
         engine = engine_of(request)
-        ops, next_cursor = await _list(engine, who, query, cursor)
+        ops, next_cursor = await _list(engine, caller, query, cursor)
     except ApiError as err:
-        return error_page(request, err, who=who)
+        return _error(request, err, who=who)
     now = engine.now()
     active = {k: v for k, v in query.items() if v}
     return page(
@@ -97,7 +100,7 @@ async def list_page(
 
 
 async def _list(
-    engine: Engine, who: str, query: dict[str, str], cursor: str
+    engine: Engine, who: deps.Principal, query: dict[str, str], cursor: str
 ) -> tuple[list[Operation], str | None]:
     """One page, with the API's filter rules and cursor helpers (not a copy of them)."""
     states: tuple[str, ...] = ()
@@ -114,7 +117,7 @@ async def _list(
         key, value = query["label"].split("=", 1)
         label_kv = (key, value)
     flt = repo.ListFilter(
-        principal=who,
+        principal=who.owner_filter,
         states=states,
         provider=query["provider"] or None,
         trace_id=query["trace_id"] or None,
@@ -137,12 +140,15 @@ async def attention_page(request: Request) -> HTMLResponse:
     """Operations that need a human, oldest first, each with why."""
     who: str | None = None
     try:
-        who = await principal(request)
+        caller = await _operator(request)
+        who = caller.name
         engine = engine_of(request)
         async with engine.db.transaction() as session:
-            ops = await attention.inbox(session, principal=who, limit=ATTENTION_LIMIT)
+            ops = await attention.inbox(
+                session, principal=caller.owner_filter, limit=ATTENTION_LIMIT
+            )
     except ApiError as err:
-        return error_page(request, err, who=who)
+        return _error(request, err, who=who)
     now = engine.now()
     rows = [(op, to_body(op, now), attention.why(op) or "") for op in ops]
     return page(
@@ -162,23 +168,24 @@ async def detail_page(request: Request, op_id: str, done: str = "") -> HTMLRespo
     """One operation: facts, deadlines, lease, schedule, timeline and actions."""
     who: str | None = None
     try:
-        who = await principal(request)
-        return await _detail(request, op_id, who, notice=NOTICES.get(done))
+        caller = await _operator(request)
+        who = caller.name
+        return await _detail(request, op_id, caller, notice=NOTICES.get(done))
     except ApiError as err:
-        return error_page(request, err, who=who)
+        return _error(request, err, who=who)
 
 
 async def _detail(
     request: Request,
     op_id: str,
-    who: str,
+    caller: deps.Principal,
     *,
     notice: str | None = None,
     action_error: ApiError | None = None,
     form: dict[str, str] | None = None,
 ) -> HTMLResponse:
     engine = engine_of(request)
-    op = await load(engine, op_id, who)
+    op = await load(engine, op_id, caller)
     async with engine.db.transaction() as session:
         history = await repo.history(session, op.id)
     now = engine.now()
@@ -191,7 +198,7 @@ async def _detail(
     lease_live = op.lease_expires_at is not None and op.lease_expires_at > now
     context: dict[str, Any] = {
         "title": op.id,
-        "who": who,
+        "who": caller.name,
         "now": now,
         "op": op,
         "body": to_body(op, now),
@@ -208,6 +215,19 @@ async def _detail(
     return page(request, "detail.html", context, status=status)
 
 
+async def _operator(request: Request) -> deps.Principal:
+    """The caller, who must hold an operator or admin key (Bearer, or the Basic password)."""
+    return deps.require_operator(await deps.authenticate(request, allow_basic=True))
+
+
+def _error(request: Request, err: ApiError, *, who: str | None) -> HTMLResponse:
+    """The error page; a 401 carries the Basic challenge so a browser asks for the key."""
+    response = error_page(request, err, who=who)
+    if err.status == 401:
+        response.headers["WWW-Authenticate"] = deps.BASIC_CHALLENGE
+    return response
+
+
 def _back(op_id: str, done: str) -> RedirectResponse:
     return RedirectResponse(f"/operations/{quote(op_id, safe='')}?done={done}", status_code=303)
 
@@ -218,17 +238,18 @@ async def cancel_action(request: Request, op_id: str) -> Response:
     who: str | None = None
     try:
         check_same_origin(request)
-        who = await principal(request)
+        caller = await _operator(request)
+        who = caller.name
         form = await read_form(request)
         engine = engine_of(request)
-        op = await load(engine, op_id, who)
+        op = await load(engine, op_id, caller)
     except ApiError as err:
-        return error_page(request, err, who=who)
+        return _error(request, err, who=who)
     reason = form.get("reason", "").strip()[: cancellation.MAX_REASON]
     try:
-        await cancellation.request_cancel(engine, op, who, reason)
+        await cancellation.request_cancel(engine, op, caller.name, reason)
     except ApiError as err:
-        return await _detail(request, op_id, who, action_error=err, form=form)
+        return await _detail(request, op_id, caller, action_error=err, form=form)
     return _back(op_id, "cancel")
 
 
@@ -238,16 +259,17 @@ async def resolve_action(request: Request, op_id: str) -> Response:
     who: str | None = None
     try:
         check_same_origin(request)
-        who = await principal(request)
+        caller = await _operator(request)
+        who = caller.name
         form = await read_form(request)
         engine = engine_of(request)
-        op = await load(engine, op_id, who)
+        op = await load(engine, op_id, caller)
     except ApiError as err:
-        return error_page(request, err, who=who)
+        return _error(request, err, who=who)
     try:
-        await attention.resolve(engine, op, who, _resolve_request(form))
+        await attention.resolve(engine, op, caller.name, _resolve_request(form))
     except ApiError as err:
-        return await _detail(request, op_id, who, action_error=err, form=form)
+        return await _detail(request, op_id, caller, action_error=err, form=form)
     return _back(op_id, "resolve")
 
 

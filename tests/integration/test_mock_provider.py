@@ -164,6 +164,7 @@ def test_create_timeout_and_reject_create_nothing(client: httpx.Client) -> None:
     assert stats(client, tok) == {
         "creates_by_token": {tok: 3},
         "jobs_by_token": {},
+        "jobs_by_reference": {},
         "jobs": {},
         "webhooks_sent": 0,
     }
@@ -260,7 +261,9 @@ def test_stats_filter_calls_and_lookup(client: httpx.Client) -> None:
         "result_calls": 1,
         "state": "succeeded",
         "token": tok_a,
+        "client_reference": s["jobs"][job_a]["client_reference"],
     }
+    assert s["jobs_by_reference"] == {s["jobs"][job_a]["client_reference"]: [job_a]}
     everything = client.get("/_mock/stats").json()
     assert {job_a, job_b} <= set(everything["jobs"])
     log = client.get("/_mock/calls", params={"job_id": job_a}).json()
