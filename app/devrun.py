@@ -6,6 +6,7 @@ operation; Ctrl-C stops both.
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import subprocess
@@ -35,6 +36,12 @@ def main() -> None:
     env = dict(os.environ)
     mock_url = f"http://127.0.0.1:{MOCK_PORT}"
     env.setdefault("JOBGATE_MOCK_PROVIDER_URL", mock_url)
+    # The mock signs its job webhooks and the gateway verifies them: one shared secret
+    # for this run, so webhooks work out of the box.
+    env.setdefault("JOBGATE_MOCK_WEBHOOK_URL", f"http://{HOST}:{PORT}/v1/webhooks/mock")
+    env.setdefault(
+        "JOBGATE_MOCK_WEBHOOK_SECRET", "whsec_" + base64.b64encode(os.urandom(24)).decode()
+    )
     py = sys.executable
     mock = subprocess.Popen(
         [py, "-m", "app.cli", "mock-provider", "--port", str(MOCK_PORT)], env=env
