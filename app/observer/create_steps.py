@@ -20,7 +20,9 @@ from app.observer.step_common import (
 from app.operations.models import Operation
 from app.operations.states import Evidence, State
 from app.providers.profile import Profile
-from app.providers.types import CallResult, Outcome
+from app.providers.types import CallResult, Exchange, Outcome
+
+INTAKE_LEASE_TOKEN = 1  # the lease the create request takes; a higher token means it died
 
 
 async def step_create_pending(
@@ -32,6 +34,16 @@ async def step_create_pending(
             State.CREATE_UNKNOWN,
             "create deadline passed before a confirmed create",
             Evidence("create_deadline"),
+            again=True,
+        )
+    if op.lease_token > INTAKE_LEASE_TOKEN:
+        # The create request that held the first lease died: it may have sent the
+        # create. A fresh create answered 202 would prove nothing about a first job,
+        # so this goes through reconciliation (replay AND lookup), never a blind send.
+        return Decision(
+            State.CREATE_UNKNOWN,
+            "resumed after the create request died; the create may already have been sent",
+            Evidence("ambiguous_create"),
             again=True,
         )
     res = await send_create(engine, profile, op)
@@ -129,6 +141,10 @@ async def step_reconciling(
     ex = [replay.exchange] + ([found.exchange] if found else [])
     listed = found.job_ids if found is not None and found.outcome == Outcome.OK else None
     replay_id = replay.remote_job_id if replay.outcome == Outcome.OK else None
+    if profile.lookup is not None and listed is None:
+        # The lookup is the check that no other job exists for this token; without
+        # its answer a replayed 202 is not enough. Try again (the replay is idempotent).
+        return _unresolved(engine, profile, op, replay, ex, replay_id, "the lookup failed")
     ids = set(listed or []) | ({replay_id} if replay_id else set())
     if len(ids) > 1:
         return needs_human(
@@ -164,17 +180,32 @@ async def step_reconciling(
             {"error": provider_error(replay, "rejected")},
             exchanges=ex,
         )
+    return _unresolved(engine, profile, op, replay, ex, None, "no answer names a job")
+
+
+def _unresolved(
+    engine: Engine,
+    profile: Profile,
+    op: Operation,
+    replay: CallResult,
+    ex: list[Exchange],
+    seen_job: str | None,
+    why: str,
+) -> Decision:
+    """Still ambiguous: reconcile again later, or hand over at the create deadline."""
     if deadline_passed(op.create_deadline_at, engine.now()):
         return needs_human(
             State.CREATE_UNCONFIRMED,
-            "create deadline passed while reconciling",
+            f"create deadline passed while reconciling ({why})",
             Evidence("create_deadline"),
-            "Could not learn whether the provider started the job before the create deadline.",
+            "Could not confirm which provider job (if any) belongs to this operation before "
+            "the create deadline.",
+            details={"job_ids": [seen_job]} if seen_job else None,
             exchanges=ex,
         )
     return Decision(
         State.CREATE_UNKNOWN,
-        "still ambiguous; will reconcile again",
+        f"still ambiguous ({why}); will reconcile again",
         Evidence("ambiguous_create"),
         {"poll_attempt": op.poll_attempt + 1},
         delay=delay_for(engine, profile, op, replay),

@@ -44,6 +44,7 @@ async def process(engine: Engine, op: Operation, fence: Fence) -> Operation:
             log.exception("step failed for %s in %s", op.id, op.state)
             await _schedule_retry(engine, op, fence, "step raised; retrying later")
             return op
+        faults.maybe_crash(engine.settings, f"before_apply_{op.state}")  # call made, not recorded
         applied = await apply(engine, op, fence, decision)
         if not applied:
             log.info("lost the lease or the row moved on %s; leaving it", op.id)

@@ -21,6 +21,7 @@ from app.callbacks.ssrf import check_callback_url
 from app.core import faults
 from app.core.errors import ApiError
 from app.observer.context import Engine
+from app.observer.create_steps import INTAKE_LEASE_TOKEN
 from app.observer.runner import process
 from app.operations import repository as repo
 from app.operations.models import Operation
@@ -184,7 +185,7 @@ def _new_operation(
         poll_attempt=0,
         lease_owner=f"{engine.worker_id}/intake",
         lease_expires_at=lease_until,
-        lease_token=1,
+        lease_token=INTAKE_LEASE_TOKEN,
         callback_url=str(req.callback_url) if req.callback_url else None,
         labels=req.labels,
         approval=req.approval,

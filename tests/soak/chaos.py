@@ -45,6 +45,16 @@ SCENARIOS: list[tuple[dict[str, Any], int, bool]] = [
 ]
 
 
+# The end state each scenario must reach (the gateway's honest reading of it).
+EXPECTED = {
+    "late_failure": "failed",
+    "reject": "failed",
+    "corrupt_result": "result_validation_failed",
+    "never_finishes": "cancelled",  # the soak's agents cancel these
+    "different_job_id": "contract_violation",
+}
+
+
 @dataclass
 class Figures:
     operations: int = 0
@@ -55,6 +65,7 @@ class Figures:
     bad_histories: int = 0
     changed_history_rows: int = 0
     secret_leaks: int = 0
+    wrong_outcomes: int = 0
     by_state: dict[str, int] = field(default_factory=dict)
 
     def line(self) -> str:
@@ -63,7 +74,8 @@ class Figures:
             f"duplicates={self.duplicates} lost={self.lost} "
             f"bad_histories={self.bad_histories} "
             f"changed_history_rows={self.changed_history_rows} "
-            f"secret_leaks={self.secret_leaks} states={self.by_state}"
+            f"secret_leaks={self.secret_leaks} wrong_outcomes={self.wrong_outcomes} "
+            f"states={self.by_state}"
         )
 
 
@@ -268,6 +280,8 @@ def _check(
         if name != "different_job_id" and len(jobs) > 1:
             figures.duplicates += 1
         figures.by_state[row.state] = figures.by_state.get(row.state, 0) + 1
+        if row.state != EXPECTED.get(name, "succeeded"):
+            figures.wrong_outcomes += 1
     figures.bad_histories = _replay(hist)
     now = {h.id: (h.id, h.operation_id, h.kind, h.from_state, h.to_state, h.cause) for h in hist}
     figures.changed_history_rows = sum(1 for k, v in snapshot.items() if now.get(k) != v)

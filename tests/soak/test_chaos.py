@@ -12,7 +12,14 @@ from tests.soak.chaos import run_soak
 
 def _assert_clean(line: str, figures: object) -> None:
     print(line)
-    for name in ("duplicates", "lost", "bad_histories", "changed_history_rows", "secret_leaks"):
+    for name in (
+        "duplicates",
+        "lost",
+        "bad_histories",
+        "changed_history_rows",
+        "secret_leaks",
+        "wrong_outcomes",
+    ):
         assert getattr(figures, name) == 0, line
 
 
