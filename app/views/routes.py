@@ -232,9 +232,10 @@ def _back(op_id: str, done: str) -> RedirectResponse:
     return RedirectResponse(f"/operations/{quote(op_id, safe='')}?done={done}", status_code=303)
 
 
-@router.post("/{op_id}/cancel", response_class=HTMLResponse)
-async def cancel_action(request: Request, op_id: str) -> Response:
-    """Record the intent to cancel, as `POST /v1/operations/{id}/cancel` does."""
+async def _action(
+    request: Request, op_id: str
+) -> Response | tuple[deps.Principal, dict[str, str], Engine, Operation]:
+    """What every form POST checks first: same origin, an operator, the form, the operation."""
     who: str | None = None
     try:
         check_same_origin(request)
@@ -242,9 +243,18 @@ async def cancel_action(request: Request, op_id: str) -> Response:
         who = caller.name
         form = await read_form(request)
         engine = engine_of(request)
-        op = await load(engine, op_id, caller)
+        return caller, form, engine, await load(engine, op_id, caller)
     except ApiError as err:
         return _error(request, err, who=who)
+
+
+@router.post("/{op_id}/cancel", response_class=HTMLResponse)
+async def cancel_action(request: Request, op_id: str) -> Response:
+    """Record the intent to cancel, as `POST /v1/operations/{id}/cancel` does."""
+    checked = await _action(request, op_id)
+    if isinstance(checked, Response):
+        return checked
+    caller, form, engine, op = checked
     reason = form.get("reason", "").strip()[: cancellation.MAX_REASON]
     try:
         await cancellation.request_cancel(engine, op, caller.name, reason)
@@ -256,16 +266,10 @@ async def cancel_action(request: Request, op_id: str) -> Response:
 @router.post("/{op_id}/resolve", response_class=HTMLResponse)
 async def resolve_action(request: Request, op_id: str) -> Response:
     """An operator's decision, as `POST /v1/operations/{id}/resolve` records it."""
-    who: str | None = None
-    try:
-        check_same_origin(request)
-        caller = await _operator(request)
-        who = caller.name
-        form = await read_form(request)
-        engine = engine_of(request)
-        op = await load(engine, op_id, caller)
-    except ApiError as err:
-        return _error(request, err, who=who)
+    checked = await _action(request, op_id)
+    if isinstance(checked, Response):
+        return checked
+    caller, form, engine, op = checked
     try:
         await attention.resolve(engine, op, caller.name, _resolve_request(form))
     except ApiError as err:
