@@ -1,80 +1,24 @@
-"""The provider client against `httpx.MockTransport`: classification, extraction, redaction."""
+"""The provider client against `httpx.MockTransport`: classification and extraction."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
 
-from app.providers.client import ProviderClient, classify, parse_retry_after
-from app.providers.profile import Profile, load_profiles
-from app.providers.types import CallResult, Outcome, RemoteClass
-
-BASE = "http://mock.test"
-SECRET = 's3cr3t/"tok+en'  # escapes differently in JSON and in URLs
-ENV = {"JOBGATE_MOCK_PROVIDER_URL": BASE, "JOBGATE_MOCK_PROVIDER_TOKEN": SECRET}
-NOW = datetime(2025, 1, 6, 12, 0, 0, tzinfo=UTC)
-Handler = Callable[[httpx.Request], httpx.Response]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def mock_profile() -> Profile:
-    return load_profiles(None, ENV)["mock"]
-
-
-def variant(profile: Profile, **changes: Any) -> Profile:
-    data = profile.model_dump(mode="json")
-    data.update(changes)
-    return Profile.model_validate(data)
-
-
-class Recorder:
-    """Collects requests and answers with a fixed handler."""
-
-    def __init__(self, handler: Handler) -> None:
-        self.handler = handler
-        self.requests: list[httpx.Request] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        return self.handler(request)
-
-
-@pytest.fixture
-async def make_client() -> AsyncIterator[Callable[..., tuple[ProviderClient, Recorder]]]:
-    clients: list[httpx.AsyncClient] = []
-
-    def factory(
-        handler: Handler, env: dict[str, str] | None = None, **kw: Any
-    ) -> tuple[ProviderClient, Recorder]:
-        recorder = Recorder(handler)
-        http = httpx.AsyncClient(transport=httpx.MockTransport(recorder))
-        clients.append(http)
-        return ProviderClient(http, ENV if env is None else env, now=lambda: NOW, **kw), recorder
-
-    yield factory
-    for http in clients:
-        await http.aclose()
-
-
-def answer(status: int, body: Any = None, **headers: str) -> Handler:
-    content = body if isinstance(body, bytes) else json.dumps(body).encode()
-    return lambda request: httpx.Response(status, content=content, headers=headers)
-
-
-def leaked(found: CallResult) -> bool:
-    text = json.dumps(found.exchange.to_dict()) + repr(found.body) + repr(found.error)
-    return any(v in text for v in (SECRET, json.dumps(SECRET)[1:-1], "s3cr3t"))
-
+from app.providers.client import classify, parse_retry_after
+from app.providers.profile import Profile
+from app.providers.types import Outcome, RemoteClass
+from tests.unit.provider_fakes import (
+    BASE,
+    NOW,
+    SECRET,
+    answer,
+    leaked,
+    variant,
+)
 
 # -- classification -------------------------------------------------------------------------
 
@@ -414,115 +358,3 @@ async def test_lookup_by_listing_and_matching_client_reference(
     found = await client.lookup(profile, token=None, client_reference="op_1", trace_id="t")
     assert rec.requests[0].url.query == b""
     assert found.job_ids == ["b2"]
-
-
-# -- secrets, truncation, size ---------------------------------------------------------------
-
-
-@pytest.mark.anyio
-async def test_echoed_secret_never_reaches_the_exchange(
-    make_client: Any, mock_profile: Profile
-) -> None:
-    echo = {
-        "job_id": "job_1",
-        "state": "queued",
-        "error": {"message": f"you sent Bearer {SECRET}"},
-        SECRET: "key too",
-    }
-    headers = {"X-Echo": f"Bearer {SECRET}", "Set-Cookie": "sid=abc"}
-    client, _ = make_client(answer(401, echo, **headers))
-    found = await client.create(
-        mock_profile, "report", {}, token="t", client_reference=None, trace_id="tr"
-    )
-    assert found.outcome is Outcome.REJECTED
-    assert found.exchange.response_headers["Set-Cookie"] == "[redacted]"
-    assert "[redacted]" in (found.exchange.response_body or "")
-    assert found.error == {"message": "you sent Bearer [redacted]"}
-    assert not leaked(found)
-
-
-@pytest.mark.anyio
-async def test_secret_in_transport_error_is_scrubbed(
-    make_client: Any, mock_profile: Profile
-) -> None:
-    def boom(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectError(f"proxy said: {request.headers['Authorization']}")
-
-    client, _ = make_client(boom)
-    found = await client.status(mock_profile, "j", trace_id="t")
-    assert found.outcome is Outcome.AMBIGUOUS
-    assert "[redacted]" in (found.exchange.error or "")
-    assert not leaked(found)
-
-
-@pytest.mark.anyio
-async def test_optional_credential_absent_and_header_type(
-    make_client: Any, mock_profile: Profile
-) -> None:
-    client, rec = make_client(answer(200, {"job_id": "j", "state": "running"}), env={})
-    await client.status(mock_profile, "j", trace_id="t")
-    assert "Authorization" not in rec.requests[0].headers
-    profile = variant(
-        mock_profile, credentials={"type": "header", "header": "X-Api-Key", "env": "K"}
-    )
-    client, rec = make_client(answer(200, {"job_id": "j", "state": "running"}), env={"K": "k-1"})
-    found = await client.status(profile, "j", trace_id="t")
-    assert rec.requests[0].headers["X-Api-Key"] == "k-1"
-    assert found.exchange.request_headers["X-Api-Key"] == "[redacted]"
-
-
-@pytest.mark.anyio
-async def test_bodies_are_truncated(make_client: Any, mock_profile: Profile) -> None:
-    big = {"job_id": "j", "state": "running", "pad": "x" * 5000}
-    client, _ = make_client(answer(200, big), body_limit=100)
-    found = await client.create(
-        mock_profile, "report", {"pad": "y" * 500}, token="t", client_reference=None, trace_id="t"
-    )
-    assert found.outcome is Outcome.OK and found.body == big
-    for text in (found.exchange.response_body, found.exchange.request_body):
-        assert text is not None and len(text) < 140 and "...[truncated" in text
-
-
-@pytest.mark.anyio
-async def test_oversized_body_is_not_parsed(make_client: Any, mock_profile: Profile) -> None:
-    profile = variant(mock_profile, validation={"max_bytes": 10})
-    huge = {"job_id": "j", "state": "succeeded", "pad": "z" * 70_000}
-    client, _ = make_client(answer(200, huge))
-    found = await client.status(profile, "j", trace_id="t")
-    assert (found.outcome, found.body) == (Outcome.AMBIGUOUS, None)
-    assert "exceeds" in (found.exchange.error or "")
-
-
-@pytest.mark.anyio
-async def test_secret_hidden_in_unicode_escapes_is_scrubbed(
-    make_client: Any, mock_profile: Profile
-) -> None:
-    escaped = "".join(f"\\u{ord(c):04x}" for c in SECRET)
-    content = ('{"job_id": "j", "state": "running", "note": "' + escaped + '"}').encode()
-    client, _ = make_client(answer(200, content))
-    found = await client.status(mock_profile, "j", trace_id="t")
-    assert found.outcome is Outcome.OK
-    assert isinstance(found.body, dict) and found.body["note"] == "[redacted]"
-    assert not leaked(found)
-
-
-@pytest.mark.anyio
-async def test_result_not_ready_keeps_the_provider_error(
-    make_client: Any, mock_profile: Profile
-) -> None:
-    err = {"code": "not_finished", "message": "still running"}
-    client, _ = make_client(answer(409, {"error": err}))
-    found = await client.result(mock_profile, "j", trace_id="t")
-    assert (found.outcome, found.error, found.result) == (Outcome.CONFLICT, err, None)
-
-
-@pytest.mark.anyio
-async def test_unserializable_input_is_refused_before_sending(
-    make_client: Any, mock_profile: Profile
-) -> None:
-    client, rec = make_client(answer(202, {"job_id": "j", "state": "queued"}))
-    found = await client.create(
-        mock_profile, "report", {"when": object()}, token="t", client_reference=None, trace_id="t"
-    )
-    assert found.outcome is Outcome.REJECTED and rec.requests == []
-    assert "cannot build the request" in (found.exchange.error or "")
