@@ -39,6 +39,3 @@ class Notifier:
             self._waiters[op_id].discard(ev)
             if not self._waiters[op_id]:
                 del self._waiters[op_id]
-
-    def waiter_count(self, op_id: str) -> int:
-        return len(self._waiters.get(op_id, ()))

@@ -127,7 +127,6 @@ async def claim_due(
     lease_seconds: float,
     limit: int,
     skip_locked: bool,
-    only_id: str | None = None,
 ) -> list[Operation]:
     """Take a lease on up to `limit` due operations (one statement).
 
@@ -141,8 +140,6 @@ async def claim_due(
         OPS.c.next_poll_at <= now,
         or_(OPS.c.lease_expires_at.is_(None), OPS.c.lease_expires_at <= now),
     )
-    if only_id is not None:
-        due = due.where(OPS.c.id == only_id)
     due = due.order_by(OPS.c.next_poll_at).limit(limit)
     if skip_locked:
         due = due.with_for_update(skip_locked=True)

@@ -24,7 +24,6 @@ REREAD_SECONDS = 1.0  # a watched operation is re-read at least this often
 @dataclass
 class _Watch:
     snapshot: Operation | None = None
-    reads: int = 0
     waiters: int = 0
     cond: asyncio.Condition = field(default_factory=asyncio.Condition)
     task: asyncio.Task[None] | None = None
@@ -65,17 +64,11 @@ class WaitHub:
         finally:
             watch.waiters -= 1
 
-    def reads(self, op_id: str) -> int:
-        """Database reads made for `op_id` by its current watcher (tests, metrics)."""
-        watch = self._watches.get(op_id)
-        return watch.reads if watch else 0
-
     async def _watch(self, op_id: str, watch: _Watch) -> None:
         try:
             while True:
                 async with self.db.transaction() as session:
                     op = await repo.get(session, op_id)
-                watch.reads += 1
                 self.total_reads += 1
                 async with watch.cond:
                     watch.snapshot = op
