@@ -51,6 +51,7 @@ def build_engine(settings: Settings, *, clock: Clock, http: httpx.AsyncClient) -
         notifier=Notifier(),
         results=ResultStore(settings.data_dir),
         worker_id=settings.observer_id or default_worker_id(),
+        env=env,
     )
 
 

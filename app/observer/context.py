@@ -27,6 +27,7 @@ class Engine:
     notifier: Notifier
     results: ResultStore
     worker_id: str
+    env: dict[str, str] = field(default_factory=dict)  # what profiles may reference, built once
     rng: random.Random = field(default_factory=random.Random)
 
     def now(self) -> datetime:

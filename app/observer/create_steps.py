@@ -96,13 +96,8 @@ def decide_create(
             {"error": provider_error(res, "rejected")},
             exchanges=ex,
         )
-    return Decision(
-        State.CREATE_UNKNOWN,
-        f"create outcome ambiguous ({res.outcome.value})",
-        Evidence("ambiguous_create"),
-        {"poll_attempt": op.poll_attempt + 1},
-        delay=delay_for(engine, profile, op, res),
-        exchanges=ex,
+    return _try_again_later(
+        engine, profile, op, res, f"create outcome ambiguous ({res.outcome.value})", ex
     )
 
 
@@ -203,11 +198,25 @@ def _unresolved(
             details={"job_ids": [seen_job]} if seen_job else None,
             exchanges=ex,
         )
+    return _try_again_later(
+        engine, profile, op, replay, f"still ambiguous ({why}); will reconcile again", ex
+    )
+
+
+def _try_again_later(
+    engine: Engine,
+    profile: Profile,
+    op: Operation,
+    res: CallResult,
+    cause: str,
+    ex: list[Exchange],
+) -> Decision:
+    """Back to create_unknown; the next reconciliation waits out the backoff (or Retry-After)."""
     return Decision(
         State.CREATE_UNKNOWN,
-        f"still ambiguous ({why}); will reconcile again",
+        cause,
         Evidence("ambiguous_create"),
         {"poll_attempt": op.poll_attempt + 1},
-        delay=delay_for(engine, profile, op, replay),
+        delay=delay_for(engine, profile, op, res),
         exchanges=ex,
     )

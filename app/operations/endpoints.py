@@ -18,7 +18,7 @@ from app.observer.context import Engine
 from app.operations import repository as repo
 from app.operations import service
 from app.operations.models import Operation
-from app.operations.presenter import to_body
+from app.operations.presenter import iso, to_body
 from app.operations.schemas import (
     CreateOperationRequest,
     ErrorBody,
@@ -201,7 +201,7 @@ async def get_history(op_id: str, request: Request, who: Caller) -> HistoryList:
         items=[
             HistoryItem(
                 id=r.id or 0,
-                at=r.at.isoformat().replace("+00:00", "Z"),
+                at=iso(r.at) or "",
                 kind=r.kind,
                 actor=r.actor,
                 from_state=r.from_state,

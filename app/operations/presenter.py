@@ -46,7 +46,8 @@ def failed_items(op: Operation) -> int:
     return int(summary.get("failed") or 0)
 
 
-def _iso(ts: datetime | None) -> str | None:
+def iso(ts: datetime | None) -> str | None:
+    """UTC timestamps as agents read them: ISO 8601 with a Z."""
     return ts.isoformat().replace("+00:00", "Z") if ts else None
 
 
@@ -180,12 +181,12 @@ def to_body(op: Operation, now: datetime, *, outcome: str | None = None) -> Oper
         error=_error(op),
         trace_id=op.trace_id,
         labels=op.labels or {},
-        created_at=_iso(op.created_at) or "",
-        updated_at=_iso(op.updated_at) or "",
+        created_at=iso(op.created_at) or "",
+        updated_at=iso(op.updated_at) or "",
         deadlines={
-            "create_at": _iso(op.create_deadline_at),
-            "result_at": _iso(op.result_deadline_at),
-            "cancel_at": _iso(op.cancel_deadline_at),
+            "create_at": iso(op.create_deadline_at),
+            "result_at": iso(op.result_deadline_at),
+            "cancel_at": iso(op.cancel_deadline_at),
         },
         outcome=outcome,
     )

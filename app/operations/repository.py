@@ -181,8 +181,13 @@ async def renew_lease(
     )
 
 
-async def history(session: AsyncSession, op_id: str) -> list[HistoryEntry]:
-    stmt = select(HistoryEntry).where(HIST.c.operation_id == op_id).order_by(HIST.c.id)
+async def history(session: AsyncSession, op_id: str, *, after: int = 0) -> list[HistoryEntry]:
+    """History rows in order; `after` skips those already seen (SSE resumes by id)."""
+    stmt = (
+        select(HistoryEntry)
+        .where(HIST.c.operation_id == op_id, HIST.c.id > after)
+        .order_by(HIST.c.id)
+    )
     return list((await session.execute(stmt)).scalars())
 
 

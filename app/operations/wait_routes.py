@@ -74,7 +74,7 @@ async def stream_events(
         nonlocal after
         while True:
             async with engine.db.transaction() as session:
-                rows = [r for r in await repo.history(session, op_id) if (r.id or 0) > after]
+                rows = await repo.history(session, op_id, after=after)
                 op = await repo.get(session, op_id)
             for r in rows:
                 after = r.id or after

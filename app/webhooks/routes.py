@@ -90,7 +90,7 @@ async def receive_webhook(provider: str, request: Request) -> JSONResponse:
     """Verify a provider's event; on a match, record it and schedule an immediate status read."""
     engine: Engine = request.app.state.engine
     profile = _profile(engine, provider)
-    secret = profile.resolve_webhook_secret(engine.settings.provider_env())
+    secret = profile.resolve_webhook_secret(engine.env)
     if secret is None:
         raise ApiError(
             503,
