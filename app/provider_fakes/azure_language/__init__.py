@@ -1,6 +1,6 @@
 """A local fake of an Azure `Operation-Location` API: AI Language analyze-text jobs (2023-04-01).
 
-Follows (read 2026-08-22):
+Follows (references read 2026-12-01):
 - the Azure REST API guidelines for long-running operations
   (https://github.com/microsoft/api-guidelines/blob/vNext/azure/Guidelines.md#long-running-operations);
 - REST reference https://learn.microsoft.com/rest/api/language/analyze-text/analyze-text-submit-job

@@ -1,8 +1,8 @@
 """A local fake of a Google long-running method (AIP-151): Translation v3 `batchTranslateText`.
 
-Follows (read 2026-08-22):
+Follows (references read 2026-12-01):
 - AIP-151 (https://google.aip.dev/151), AIP-158 (pagination) and AIP-193 (errors);
-- github.com/googleapis/googleapis at f8291d2b89f0017ab078a4c7378069bae5686f6f:
+- github.com/googleapis/googleapis at f8291d2b89f0017ab078a4c7378069bae5686f6f (2026-08-22):
   `google/longrunning/operations.proto` (Operation, List/Get/Cancel/Delete),
   `google/rpc/status.proto`, `google/rpc/error_details.proto` (ErrorInfo, RetryInfo),
   `google/cloud/translate/v3/translation_service.proto` (BatchTranslateTextRequest,

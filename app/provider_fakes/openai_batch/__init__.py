@@ -1,12 +1,12 @@
 """A local fake of the OpenAI Batch API (files + batches), built from its public reference.
 
-Follows (read 2026-08-22):
+Follows (references read 2026-12-01):
 - API reference https://platform.openai.com/docs/api-reference/batch and /files
   (developers.openai.com/api/reference/resources/batches), the Batch guide
   https://platform.openai.com/docs/guides/batch, and the webhook events reference
   https://platform.openai.com/docs/api-reference/webhook-events;
 - the SDK types of github.com/openai/openai-python at e43b422412a9e96c9cc5192c61fffbe2d7e04836
-  (openai 3.3.1): `types/batch.py`, `batch_create_params.py`, `batch_request_counts.py`,
+  (2026-08-21, openai 3.3.1): `types/batch.py`, `batch_create_params.py`, `batch_request_counts.py`,
   `batch_error.py`, `file_object.py`, `types/webhooks/batch_*_webhook_event.py`,
   `lib/_webhooks.py` (Standard Webhooks signature), `pagination.py` (`after` cursor).
 

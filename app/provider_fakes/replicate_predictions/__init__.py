@@ -1,6 +1,6 @@
 """A local fake of Replicate's predictions API, built from its public reference.
 
-Follows (read 2026-08-22):
+Follows (references read 2026-12-01):
 - HTTP API reference https://replicate.com/docs/reference/http (predictions.create,
   .get, .cancel, .list; models.predictions.create), "Create a prediction" (sync mode,
   `Prefer: wait`), "Rate limits" (429 body), "Webhooks" (setup, receive, verify:
@@ -8,7 +8,7 @@ Follows (read 2026-08-22):
   and the changelog entry of 2025-10-16 ("Set deadlines for predictions": `Cancel-After`,
   status `aborted`);
 - github.com/replicate/replicate-python at 0110c2c5639763a44e73d69011eaec28a15334f7
-  (replicate 1.0.7): `prediction.py` (fields, `Prefer: wait[=n]`), `pagination.py`
+  (2025-06-02, replicate 1.0.7): `prediction.py` (fields, `Prefer: wait[=n]`), `pagination.py`
   (`next`/`previous`/`results`), `exceptions.py` (problem details), `webhook.py`
   (signature check, secret at /v1/webhooks/default/secret).
 
