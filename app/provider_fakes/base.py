@@ -18,7 +18,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -33,6 +33,7 @@ from app.provider_fakes.stats import Stats
 from app.provider_fakes.webhooks import WebhookOutbox, new_secret
 
 T = TypeVar("T")
+J = TypeVar("J")
 
 
 class FakeError(Exception):
@@ -84,6 +85,13 @@ class Fake:
             return self.style.throttled(fault).response()
         return self.style.error(status, _SERVER_MESSAGES.get(status, "server error")).response()
 
+    async def job_call(
+        self, job_id: str, op: str, effect: Callable[[], Response | Awaitable[Response]]
+    ) -> Response:
+        """Count one `op` call about `job_id`, then run it `guarded`."""
+        self.stats.call(job_id, op)
+        return await self.guarded(op, effect)
+
     async def guarded(
         self, op: str, effect: Callable[[], Response | Awaitable[Response]]
     ) -> Response:
@@ -94,6 +102,44 @@ class Fake:
         result = effect()
         response = await result if inspect.isawaitable(result) else result
         return await after_effect(fault, response, self.render_fault)
+
+
+class Jobs(Generic[J]):
+    """A fake's jobs by id, oldest first: lookup with the provider's 404, and passing time."""
+
+    def __init__(self, missing: Callable[[str], FakeError], step: Callable[[J], object]) -> None:
+        self._jobs: dict[str, J] = {}
+        self._missing, self._step = missing, step
+
+    def get(self, job_id: str) -> J:
+        """The job, or the provider's not-found error."""
+        found = self._jobs.get(job_id)
+        if found is None:
+            raise self._missing(job_id)
+        return found
+
+    def add(self, job_id: str, job: J) -> J:
+        self._jobs[job_id] = job
+        return job
+
+    def remove(self, job_id: str) -> None:
+        del self._jobs[job_id]
+
+    def all(self) -> list[J]:
+        """Every job, oldest first."""
+        return list(self._jobs.values())
+
+    def newest_first(self) -> list[J]:
+        return self.all()[::-1]
+
+    def advance(self, job_id: str | None, steps: int) -> None:
+        """Time passes for one job (or all): `steps` steps each, as status reads would do."""
+        for job in [self.get(job_id)] if job_id else self.all():
+            for _ in range(steps):
+                self._step(job)
+
+    def clear(self) -> None:
+        self._jobs.clear()
 
 
 _SERVER_MESSAGES = {
@@ -182,6 +228,20 @@ def fake_app(
     return app
 
 
+def answer_headers(app: FastAPI, prefix: str, make: Callable[[], dict[str, str]]) -> None:
+    """Add `make()`'s headers (unless already set) to every answer under `prefix`."""
+
+    @app.middleware("http")
+    async def add_headers(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        response = await call_next(request)
+        if request.url.path.startswith(prefix):
+            for name, value in make().items():
+                response.headers.setdefault(name, value)
+        return response
+
+
 def _first_problem(errors: Sequence[Any]) -> str:
     if not errors:
         return "invalid request"
@@ -209,6 +269,25 @@ def now() -> datetime:
 def rfc3339(at: datetime) -> str:
     """`2024-09-24T18:37:24.100435Z`: RFC 3339 in UTC with a Z, as these APIs print it."""
     return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def id_list(
+    items: Sequence[T],
+    ident: Callable[[T], str],
+    render: Callable[[T], dict[str, Any]],
+    *,
+    limit: int,
+    after: str | None = None,
+    before: str | None = None,
+) -> dict[str, Any]:
+    """An id-cursor list body: `data`, `has_more`, `first_id`, `last_id` (OpenAI, Anthropic)."""
+    page, more = id_page(items, ident, limit=limit, after=after, before=before)
+    return {
+        "data": [render(item) for item in page],
+        "has_more": more,
+        "first_id": ident(page[0]) if page else None,
+        "last_id": ident(page[-1]) if page else None,
+    }
 
 
 def id_page(

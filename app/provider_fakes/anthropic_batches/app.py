@@ -7,7 +7,6 @@ and the `anthropic-ratelimit-*` headers; errors are `{"type": "error", "error": 
 from __future__ import annotations
 
 import hmac
-from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
@@ -15,7 +14,17 @@ from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from app.provider_fakes.anthropic_batches import model as m
-from app.provider_fakes.base import Fake, FakeError, fake_app, id_page, json_object, now, rfc3339
+from app.provider_fakes.base import (
+    Fake,
+    FakeError,
+    Jobs,
+    answer_headers,
+    fake_app,
+    id_list,
+    json_object,
+    now,
+    rfc3339,
+)
 from app.provider_fakes.faults import Fault
 from app.provider_fakes.settings import FakeSettings
 
@@ -72,52 +81,38 @@ class AnthropicBatchesFake:
     def __init__(self, settings: FakeSettings) -> None:
         self.errors = AnthropicErrors()
         self.fake = Fake(settings, OPS, self.errors)
-        self.batches: dict[str, m.MessageBatch] = {}
+        self.batches: Jobs[m.MessageBatch] = Jobs(self._missing, m.MessageBatch.step)
         self.requests_seen = 0
 
-    def reset(self) -> None:
-        self.batches.clear()
+    def _missing(self, batch_id: str) -> FakeError:
+        return self.errors.error(404, f"Message batch {batch_id} not found.")
 
-    def batch(self, batch_id: str) -> m.MessageBatch:
-        found = self.batches.get(batch_id)
-        if found is None:
-            raise self.errors.error(404, f"Message batch {batch_id} not found.")
-        return found
-
-    def advance(self, batch_id: str | None, steps: int) -> None:
-        targets = [self.batch(batch_id)] if batch_id else list(self.batches.values())
-        for batch in targets:
-            for _ in range(steps):
-                batch.step()
+    def headers(self) -> dict[str, str]:
+        """What every /v1 answer carries: a request id and the rate-limit state."""
+        self.requests_seen += 1
+        reset = rfc3339(now().replace(microsecond=0) + timedelta(seconds=60))
+        remaining = REQUEST_LIMIT - self.requests_seen % REQUEST_LIMIT
+        return {
+            "request-id": m.new_id("req_"),
+            "anthropic-ratelimit-requests-limit": str(REQUEST_LIMIT),
+            "anthropic-ratelimit-requests-remaining": str(remaining),
+            "anthropic-ratelimit-requests-reset": reset,
+            "anthropic-ratelimit-tokens-limit": str(TOKEN_LIMIT),
+            "anthropic-ratelimit-tokens-remaining": str(TOKEN_LIMIT),
+            "anthropic-ratelimit-tokens-reset": reset,
+        }
 
 
 def create_app(settings: FakeSettings | None = None) -> FastAPI:
     """Build the Anthropic Message Batches fake (settings from `JOBGATE_FAKE_*` when not given)."""
     state = AnthropicBatchesFake(settings or FakeSettings())
     fake, errors = state.fake, state.errors
-    app = fake_app("Anthropic Message Batches fake", fake, advance=state.advance, reset=state.reset)
+    batches = state.batches
+    app = fake_app(
+        "Anthropic Message Batches fake", fake, advance=batches.advance, reset=batches.clear
+    )
 
-    @app.middleware("http")
-    async def headers(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        response = await call_next(request)
-        if request.url.path.startswith("/v1/"):
-            state.requests_seen += 1
-            reset = rfc3339(now().replace(microsecond=0) + timedelta(seconds=60))
-            for name, value in {
-                "request-id": m.new_id("req_"),
-                "anthropic-ratelimit-requests-limit": str(REQUEST_LIMIT),
-                "anthropic-ratelimit-requests-remaining": str(
-                    REQUEST_LIMIT - state.requests_seen % REQUEST_LIMIT
-                ),
-                "anthropic-ratelimit-requests-reset": reset,
-                "anthropic-ratelimit-tokens-limit": str(TOKEN_LIMIT),
-                "anthropic-ratelimit-tokens-remaining": str(TOKEN_LIMIT),
-                "anthropic-ratelimit-tokens-reset": reset,
-            }.items():
-                response.headers.setdefault(name, value)
-        return response
+    answer_headers(app, "/v1/", state.headers)
 
     def require_headers(request: Request) -> None:
         key = request.headers.get("x-api-key")
@@ -153,7 +148,7 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
         def effect() -> Response:
             items = [m.Item(r["custom_id"], r["params"]) for r in body["requests"]]
             batch = m.MessageBatch(m.new_id("msgbatch_"), items)
-            state.batches[batch.id] = batch
+            batches.add(batch.id, batch)
             fake.stats.job_created(batch.id, refs)
             return JSONResponse(batch.to_json(base_url(request)))
 
@@ -161,14 +156,13 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
 
     @v1.get("/{batch_id}")
     async def retrieve(batch_id: str, request: Request) -> Response:
-        batch = state.batch(batch_id)
-        fake.stats.call(batch_id, "retrieve")
+        batch = batches.get(batch_id)
 
         def effect() -> Response:
             batch.step()
             return JSONResponse(batch.to_json(base_url(request)))
 
-        return await fake.guarded("retrieve", effect)
+        return await fake.job_call(batch_id, "retrieve", effect)
 
     @v1.get("")
     async def list_batches(
@@ -180,58 +174,56 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
         fake.stats.list_call()
         if not 1 <= limit <= 1000:
             raise errors.error(400, "limit: Input should be between 1 and 1000")
-        newest_first = list(reversed(state.batches.values()))
+        newest_first = batches.newest_first()
 
         def effect() -> Response:
-            page, more = id_page(
-                newest_first, lambda b: b.id, limit=limit, after=after_id, before=before_id
-            )
             return JSONResponse(
-                {
-                    "data": [b.to_json(base_url(request)) for b in page],
-                    "has_more": more,
-                    "first_id": page[0].id if page else None,
-                    "last_id": page[-1].id if page else None,
-                }
+                id_list(
+                    newest_first,
+                    lambda b: b.id,
+                    lambda b: b.to_json(base_url(request)),
+                    limit=limit,
+                    after=after_id,
+                    before=before_id,
+                )
             )
 
         return await fake.guarded("list", effect)
 
     @v1.post("/{batch_id}/cancel")
     async def cancel(batch_id: str, request: Request) -> Response:
-        batch = state.batch(batch_id)
-        fake.stats.call(batch_id, "cancel")
+        batch = batches.get(batch_id)
 
         def effect() -> Response:
             if not batch.cancel():
                 raise errors.error(400, f"Message batch {batch_id} has already ended.")
             return JSONResponse(batch.to_json(base_url(request)))
 
-        return await fake.guarded("cancel", effect)
+        return await fake.job_call(batch_id, "cancel", effect)
 
     @v1.get("/{batch_id}/results")
     async def results(batch_id: str) -> Response:
-        batch = state.batch(batch_id)
-        fake.stats.call(batch_id, "results")
+        batch = batches.get(batch_id)
         if batch.status != "ended":
             raise errors.error(
                 400, f"Message batch {batch_id} has not ended; results are not ready."
             )
-        return await fake.guarded(
+        return await fake.job_call(
+            batch_id,
             "results",
             lambda: Response(batch.results_jsonl(), media_type="application/binary"),
         )
 
     @v1.delete("/{batch_id}")
     async def delete(batch_id: str) -> Response:
-        batch = state.batch(batch_id)
+        batch = batches.get(batch_id)
         if batch.status != "ended":
             raise errors.error(
                 400, "Message batches can only be deleted once they have finished processing."
             )
 
         def effect() -> Response:
-            del state.batches[batch_id]
+            batches.remove(batch_id)
             return JSONResponse({"id": batch_id, "type": "message_batch_deleted"})
 
         return await fake.guarded("delete", effect)

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import hmac
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from app.provider_fakes.azure_language import model as m
-from app.provider_fakes.base import Fake, FakeError, fake_app, json_object
+from app.provider_fakes.base import Fake, FakeError, Jobs, answer_headers, fake_app, json_object
 from app.provider_fakes.faults import Fault
 from app.provider_fakes.settings import FakeSettings
 
@@ -75,37 +74,20 @@ class LanguageFake:
     def __init__(self, settings: FakeSettings) -> None:
         self.errors = AzureErrors()
         self.fake = Fake(settings, OPS, self.errors)
-        self.jobs: dict[str, m.Job] = {}
+        self.jobs: Jobs[m.Job] = Jobs(self._missing, m.Job.step)
 
-    def reset(self) -> None:
-        self.jobs.clear()
-
-    def job(self, job_id: str) -> m.Job:
-        found = self.jobs.get(job_id)
-        if found is None:
-            raise self.errors.error(404, f"The job {job_id} was not found.")
-        return found
-
-    def advance(self, job_id: str | None, steps: int) -> None:
-        for job in [self.job(job_id)] if job_id else list(self.jobs.values()):
-            for _ in range(steps):
-                job.step()
+    def _missing(self, job_id: str) -> FakeError:
+        return self.errors.error(404, f"The job {job_id} was not found.")
 
 
 def create_app(settings: FakeSettings | None = None) -> FastAPI:
     """Build the Azure AI Language jobs fake (settings from `JOBGATE_FAKE_*` when not given)."""
     state = LanguageFake(settings or FakeSettings())
     fake, errors = state.fake, state.errors
-    app = fake_app("Azure AI Language jobs fake", fake, advance=state.advance, reset=state.reset)
+    jobs = state.jobs
+    app = fake_app("Azure AI Language jobs fake", fake, advance=jobs.advance, reset=jobs.clear)
 
-    @app.middleware("http")
-    async def request_id(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        response = await call_next(request)
-        if request.url.path.startswith("/language/"):
-            response.headers.setdefault("apim-request-id", str(uuid.uuid4()))
-        return response
+    answer_headers(app, "/language/", lambda: {"apim-request-id": str(uuid.uuid4())})
 
     def require_key(request: Request) -> None:
         key = request.headers.get("ocp-apim-subscription-key")
@@ -116,13 +98,13 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
         if request.query_params.get("api-version") not in API_VERSIONS:
             raise FakeError(404, {"error": {"code": "404", "message": "Resource not found"}})
 
-    jobs = APIRouter(prefix="/language/analyze-text/jobs", dependencies=[Depends(require_key)])
+    router = APIRouter(prefix="/language/analyze-text/jobs", dependencies=[Depends(require_key)])
 
     def monitor(request: Request, job_id: str) -> str:
         base, version = str(request.base_url).rstrip("/"), request.query_params["api-version"]
         return f"{base}/language/analyze-text/jobs/{job_id}?api-version={version}"
 
-    @jobs.post("")
+    @router.post("")
     async def submit(request: Request) -> Response:
         body = await json_object(request, errors)
         name = body.get("displayName")
@@ -140,7 +122,7 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
                 name if isinstance(name, str) else None,
                 str(body.get("defaultLanguage") or "en"),
             )
-            state.jobs[job.job_id] = job
+            jobs.add(job.job_id, job)
             fake.stats.job_created(job.job_id, refs)
             return Response(
                 status_code=202, headers={"Operation-Location": monitor(request, job.job_id)}
@@ -148,7 +130,7 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
 
         return await fake.guarded("submit", effect)
 
-    @jobs.get("/{job_id}")
+    @router.get("/{job_id}")
     async def status(
         job_id: str,
         request: Request,
@@ -156,19 +138,17 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
         skip: int = Query(default=0, ge=0),
         show_stats: bool = Query(default=False, alias="showStats"),
     ) -> Response:
-        job = state.job(job_id)
-        fake.stats.call(job_id, "status")
+        job = jobs.get(job_id)
 
         def effect() -> Response:
             job.step()
             return JSONResponse(job.to_json(monitor(request, job_id), top, skip, show_stats))
 
-        return await fake.guarded("status", effect)
+        return await fake.job_call(job_id, "status", effect)
 
-    @jobs.post("/{job_id}:cancel")
+    @router.post("/{job_id}:cancel")
     async def cancel(job_id: str, request: Request) -> Response:
-        job = state.job(job_id)
-        fake.stats.call(job_id, "cancel")
+        job = jobs.get(job_id)
 
         def effect() -> Response:
             if not job.cancel():
@@ -179,7 +159,7 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
                 status_code=202, headers={"Operation-Location": monitor(request, job_id)}
             )
 
-        return await fake.guarded("cancel", effect)
+        return await fake.job_call(job_id, "cancel", effect)
 
-    app.include_router(jobs)
+    app.include_router(router)
     return app

@@ -14,7 +14,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from app.provider_fakes.base import Fake, FakeError, fake_app, json_object
+from app.provider_fakes.base import Fake, FakeError, Jobs, fake_app, json_object
 from app.provider_fakes.faults import Fault
 from app.provider_fakes.google_lro import model as m
 from app.provider_fakes.settings import FakeSettings
@@ -91,26 +91,19 @@ class TranslationFake:
     def __init__(self, settings: FakeSettings) -> None:
         self.errors = GoogleErrors()
         self.fake = Fake(settings, OPS, self.errors)
-        self.operations: dict[str, m.Operation] = {}
+        self.operations: Jobs[m.Operation] = Jobs(self._missing, m.Operation.step)
         self.prefixes: set[str] = set()
 
     def reset(self) -> None:
         self.operations.clear()
         self.prefixes.clear()
 
+    def _missing(self, name: str) -> FakeError:
+        return self.errors.error(404, f"Operation {name} not found.")
+
     def get(self, project: str, location: str, op_id: str) -> m.Operation:
         name = f"projects/{m.project_number(project)}/locations/{location}/operations/{op_id}"
-        found = self.operations.get(name)
-        if found is None:
-            raise self.errors.error(404, f"Operation {name} not found.")
-        return found
-
-    def advance(self, name: str | None, steps: int) -> None:
-        if name is not None and name not in self.operations:
-            raise self.errors.error(404, f"Operation {name} not found.")
-        for op in [self.operations[name]] if name else list(self.operations.values()):
-            for _ in range(steps):
-                op.step()
+        return self.operations.get(name)
 
 
 def create_app(settings: FakeSettings | None = None) -> FastAPI:
@@ -118,7 +111,7 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
     state = TranslationFake(settings or FakeSettings())
     fake, errors = state.fake, state.errors
     app = fake_app(
-        "Cloud Translation v3 batch fake", fake, advance=state.advance, reset=state.reset
+        "Cloud Translation v3 batch fake", fake, advance=state.operations.advance, reset=state.reset
     )
 
     def require_token(request: Request) -> None:
@@ -160,7 +153,7 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
         def effect() -> Response:
             parent = f"projects/{m.project_number(project)}/locations/{location}"
             op = m.Operation.start(parent, body)
-            state.operations[op.name] = op
+            state.operations.add(op.name, op)
             state.prefixes.add(str(prefix))
             fake.stats.job_created(op.name, refs)
             return JSONResponse(op.to_json())
@@ -170,31 +163,29 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
     @v3.get("/operations/{op_id}")
     async def get_operation(project: str, location: str, op_id: str) -> Response:
         op = state.get(project, location, op_id)
-        fake.stats.call(op.name, "get")
 
         def effect() -> Response:
             op.step()
             return JSONResponse(op.to_json())
 
-        return await fake.guarded("get", effect)
+        return await fake.job_call(op.name, "get", effect)
 
     @v3.post("/operations/{op_id}:cancel")
     async def cancel_operation(project: str, location: str, op_id: str) -> Response:
         op = state.get(project, location, op_id)
-        fake.stats.call(op.name, "cancel")
 
         def effect() -> Response:
             op.cancel()
             return JSONResponse({})
 
-        return await fake.guarded("cancel", effect)
+        return await fake.job_call(op.name, "cancel", effect)
 
     @v3.delete("/operations/{op_id}")
     async def delete_operation(project: str, location: str, op_id: str) -> Response:
         op = state.get(project, location, op_id)
 
         def effect() -> Response:
-            del state.operations[op.name]
+            state.operations.remove(op.name)
             return JSONResponse({})
 
         return await fake.guarded("delete", effect)
@@ -211,9 +202,7 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
         parent = f"projects/{m.project_number(project)}/locations/{location}/"
         match = _filter(filter, errors)
         found = [
-            op
-            for op in reversed(state.operations.values())
-            if op.name.startswith(parent) and match(op)
+            op for op in state.operations.newest_first() if op.name.startswith(parent) and match(op)
         ]
         if page_size < 0:
             raise errors.error(400, "page_size must not be negative.")

@@ -11,13 +11,20 @@ import email.policy
 import hmac
 import json
 import secrets
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from app.provider_fakes.base import Fake, FakeError, fake_app, id_page, json_object
+from app.provider_fakes.base import (
+    Fake,
+    FakeError,
+    Jobs,
+    answer_headers,
+    fake_app,
+    id_list,
+    json_object,
+)
 from app.provider_fakes.faults import Fault
 from app.provider_fakes.openai_batch import model as m
 from app.provider_fakes.settings import FakeSettings
@@ -69,25 +76,31 @@ class OpenAIBatchFake:
         self.errors = OpenAIErrors()
         self.fake = Fake(settings, OPS, self.errors)
         self.files: dict[str, m.StoredFile] = {}
-        self.batches: dict[str, m.Batch] = {}
+        self.batches = Jobs(self._missing, self.step)
         self.requests_seen = 0
+
+    def _missing(self, batch_id: str) -> FakeError:
+        return self.errors.error(404, f"No batch found with id '{batch_id}'.")
 
     def reset(self) -> None:
         self.files.clear()
         self.batches.clear()
 
-    def batch(self, batch_id: str) -> m.Batch:
-        found = self.batches.get(batch_id)
-        if found is None:
-            raise self.errors.error(404, f"No batch found with id '{batch_id}'.")
-        return found
-
-    def advance(self, batch_id: str | None, steps: int) -> None:
-        """Move one batch (or all) on by `steps` hours without a status read."""
-        targets = [self.batch(batch_id)] if batch_id else list(self.batches.values())
-        for batch in targets:
-            for _ in range(steps):
-                self.step(batch)
+    def headers(self) -> dict[str, str]:
+        """What every /v1 answer carries: a request id and the rate-limit state."""
+        self.requests_seen += 1
+        return {
+            "x-request-id": "req_" + secrets.token_hex(16),
+            "openai-processing-ms": "12",
+            "x-ratelimit-limit-requests": str(REQUEST_LIMIT),
+            "x-ratelimit-remaining-requests": str(
+                REQUEST_LIMIT - self.requests_seen % REQUEST_LIMIT
+            ),
+            "x-ratelimit-reset-requests": "6ms",
+            "x-ratelimit-limit-tokens": str(TOKEN_LIMIT),
+            "x-ratelimit-remaining-tokens": str(TOKEN_LIMIT),
+            "x-ratelimit-reset-tokens": "0s",
+        }
 
     def step(self, batch: m.Batch) -> None:
         if not batch.step():
@@ -121,28 +134,9 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
     """Build the OpenAI Batch fake (settings from `JOBGATE_FAKE_*` when not given)."""
     state = OpenAIBatchFake(settings or FakeSettings())
     fake, errors = state.fake, state.errors
-    app = fake_app("OpenAI Batch fake", fake, advance=state.advance, reset=state.reset)
+    app = fake_app("OpenAI Batch fake", fake, advance=state.batches.advance, reset=state.reset)
 
-    @app.middleware("http")
-    async def rate_limit_headers(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        response = await call_next(request)
-        if request.url.path.startswith("/v1/"):
-            state.requests_seen += 1
-            remaining = REQUEST_LIMIT - state.requests_seen % REQUEST_LIMIT
-            for name, value in {
-                "x-request-id": "req_" + secrets.token_hex(16),
-                "openai-processing-ms": "12",
-                "x-ratelimit-limit-requests": str(REQUEST_LIMIT),
-                "x-ratelimit-remaining-requests": str(remaining),
-                "x-ratelimit-reset-requests": "6ms",
-                "x-ratelimit-limit-tokens": str(TOKEN_LIMIT),
-                "x-ratelimit-remaining-tokens": str(TOKEN_LIMIT),
-                "x-ratelimit-reset-tokens": "0s",
-            }.items():
-                response.headers.setdefault(name, value)
-        return response
+    answer_headers(app, "/v1/", state.headers)
 
     def require_key(request: Request) -> None:
         given = request.headers.get("authorization", "")
@@ -188,7 +182,7 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
     @v1.get("/files/{file_id}/content")
     async def file_content(file_id: str) -> Response:
         stored = _file(file_id)
-        for batch in state.batches.values():
+        for batch in state.batches.all():
             if file_id in (batch.output_file_id, batch.error_file_id):
                 fake.stats.call(batch.id, "content")
         return await fake.guarded(
@@ -242,7 +236,7 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
                 reqs,
                 problems,
             )
-            state.batches[batch.id] = batch
+            state.batches.add(batch.id, batch)
             fake.stats.job_created(batch.id, refs)
             return JSONResponse(batch.to_json())
 
@@ -265,45 +259,35 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
 
     @v1.get("/batches/{batch_id}")
     async def retrieve(batch_id: str) -> Response:
-        batch = state.batch(batch_id)
-        fake.stats.call(batch_id, "retrieve")
+        batch = state.batches.get(batch_id)
 
         def effect() -> Response:
             state.step(batch)
             return JSONResponse(batch.to_json())
 
-        return await fake.guarded("retrieve", effect)
+        return await fake.job_call(batch_id, "retrieve", effect)
 
     @v1.post("/batches/{batch_id}/cancel")
     async def cancel(batch_id: str) -> Response:
-        batch = state.batch(batch_id)
-        fake.stats.call(batch_id, "cancel")
+        batch = state.batches.get(batch_id)
 
         def effect() -> Response:
             if not batch.cancel():
                 raise errors.error(400, f"Cannot cancel a batch with status '{batch.status}'.")
             return JSONResponse(batch.to_json())
 
-        return await fake.guarded("cancel", effect)
+        return await fake.job_call(batch_id, "cancel", effect)
 
     @v1.get("/batches")
     async def list_batches(after: str | None = None, limit: int = 20) -> Response:
         fake.stats.list_call()
         if not 1 <= limit <= 100:
             raise errors.error(400, "limit must be between 1 and 100", param="limit")
-        newest_first = list(reversed(state.batches.values()))
+        newest_first = state.batches.newest_first()
 
         def effect() -> Response:
-            page, more = id_page(newest_first, lambda b: b.id, limit=limit, after=after)
-            return JSONResponse(
-                {
-                    "object": "list",
-                    "data": [b.to_json() for b in page],
-                    "first_id": page[0].id if page else None,
-                    "last_id": page[-1].id if page else None,
-                    "has_more": more,
-                }
-            )
+            page = id_list(newest_first, lambda b: b.id, m.Batch.to_json, limit=limit, after=after)
+            return JSONResponse({"object": "list", **page})
 
         return await fake.guarded("list", effect)
 

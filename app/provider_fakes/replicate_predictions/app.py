@@ -14,7 +14,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from app.provider_fakes.base import Fake, FakeError, fake_app, json_object
+from app.provider_fakes.base import Fake, FakeError, Jobs, fake_app, json_object
 from app.provider_fakes.faults import Fault
 from app.provider_fakes.replicate_predictions import model as m
 from app.provider_fakes.settings import FakeSettings
@@ -52,23 +52,8 @@ class ReplicateFake:
     def __init__(self, settings: FakeSettings) -> None:
         self.errors = ReplicateErrors()
         self.fake = Fake(settings, OPS, self.errors)
-        self.predictions: dict[str, m.Prediction] = {}
+        self.predictions = Jobs(lambda _: self.errors.error(404, "Not found."), self.tick)
         self.base_url = "http://127.0.0.1"  # replaced by the first request's own base URL
-
-    def reset(self) -> None:
-        self.predictions.clear()
-
-    def get(self, prediction_id: str) -> m.Prediction:
-        found = self.predictions.get(prediction_id)
-        if found is None:
-            raise self.errors.error(404, "Not found.")
-        return found
-
-    def advance(self, prediction_id: str | None, steps: int) -> None:
-        targets = [self.get(prediction_id)] if prediction_id else list(self.predictions.values())
-        for prediction in targets:
-            for _ in range(steps):
-                self.tick(prediction)
 
     def tick(self, prediction: m.Prediction) -> None:
         self.notify(prediction, prediction.tick())
@@ -85,7 +70,10 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
     """Build the Replicate predictions fake (settings from `JOBGATE_FAKE_*` when not given)."""
     state = ReplicateFake(settings or FakeSettings())
     fake, errors = state.fake, state.errors
-    app = fake_app("Replicate predictions fake", fake, advance=state.advance, reset=state.reset)
+    predictions = state.predictions
+    app = fake_app(
+        "Replicate predictions fake", fake, advance=predictions.advance, reset=predictions.clear
+    )
 
     def require_token(request: Request) -> None:
         state.base_url = str(request.base_url).rstrip("/")
@@ -144,7 +132,7 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
                 deadline,
                 bool(body.get("stream")),
             )
-            state.predictions[prediction.id] = prediction
+            predictions.add(prediction.id, prediction)
             fake.stats.job_created(prediction.id, refs)
             state.notify(prediction, ["start"])
             for _ in range(wait):  # sync mode: the request holds while the clock runs
@@ -176,29 +164,27 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
 
     @v1.get("/predictions/{prediction_id}")
     async def get(prediction_id: str) -> Response:
-        prediction = state.get(prediction_id)
-        fake.stats.call(prediction_id, "get")
+        prediction = predictions.get(prediction_id)
 
         def effect() -> Response:
             state.tick(prediction)
             return JSONResponse(prediction.to_json(state.base_url))
 
-        return await fake.guarded("get", effect)
+        return await fake.job_call(prediction_id, "get", effect)
 
     @v1.post("/predictions/{prediction_id}/cancel")
     async def cancel(prediction_id: str) -> Response:
-        prediction = state.get(prediction_id)
-        fake.stats.call(prediction_id, "cancel")
+        prediction = predictions.get(prediction_id)
 
         def effect() -> Response:
             state.notify(prediction, prediction.cancel())
             return JSONResponse(prediction.to_json(state.base_url))
 
-        return await fake.guarded("cancel", effect)
+        return await fake.job_call(prediction_id, "cancel", effect)
 
     @v1.get("/predictions/{prediction_id}/stream")
     async def stream(prediction_id: str) -> Response:
-        prediction = state.get(prediction_id)
+        prediction = predictions.get(prediction_id)
         chunks = [
             f"event: output\nid: {i}\ndata: {w}\n\n" for i, w in enumerate(prediction.output or [])
         ]
@@ -209,7 +195,7 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
     @v1.get("/predictions")
     async def list_predictions(request: Request, cursor: str | None = None) -> Response:
         fake.stats.list_call()
-        newest_first = list(reversed(state.predictions.values()))
+        newest_first = predictions.newest_first()
         size = fake.settings.page_size
         try:
             start = int(base64.urlsafe_b64decode(cursor.encode()).decode()) if cursor else 0
