@@ -1,4 +1,4 @@
-"""The `jobgate` command: serve, observe, mock-provider, migrate, keys."""
+"""The `jobgate` command: serve, observe, mock-provider, fake-provider, migrate, keys."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import signal
 import sys
 
 from app.core.config import Settings
+from app.provider_fakes import DEFAULT_PORT, FAKES
 
 
 def _checked_settings(**overrides: object) -> Settings:
@@ -70,6 +71,13 @@ def _mock(args: argparse.Namespace) -> int:
     from app.mock_provider.app import run
 
     run(args.host, args.port)
+    return 0
+
+
+def _fake(args: argparse.Namespace) -> int:
+    from app.provider_fakes import run
+
+    run(args.name, args.host, args.port)
     return 0
 
 
@@ -148,6 +156,12 @@ def build_parser() -> argparse.ArgumentParser:
     mock.add_argument("--host", default="127.0.0.1")
     mock.add_argument("--port", type=int, default=8081)
     mock.set_defaults(func=_mock)
+
+    fake = sub.add_parser("fake-provider", help="a local fake of a real provider API")
+    fake.add_argument("name", choices=sorted(FAKES))
+    fake.add_argument("--host", default="127.0.0.1")
+    fake.add_argument("--port", type=int, default=DEFAULT_PORT)
+    fake.set_defaults(func=_fake)
 
     migrate = sub.add_parser("migrate", help="alembic upgrade head on the configured database")
     migrate.set_defaults(func=_migrate)

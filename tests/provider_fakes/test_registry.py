@@ -1,0 +1,85 @@
+"""Every fake: built by name, controlled through /_fake/, and runnable as a process."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.cli import build_parser
+from app.provider_fakes import FAKES, create_app
+from app.provider_fakes.settings import FakeSettings
+from tests.provider_fakes.conftest import client
+from tests.support.processes import Process, free_port
+
+
+@pytest.mark.parametrize("name", sorted(FAKES))
+async def test_control_api_and_unknown_paths(name: str) -> None:
+    app = create_app(name, FakeSettings(api_key="k"))
+    async with client(app) as c:
+        empty = (await c.get("/_fake/stats")).json()
+        bad_op = await c.post("/_fake/faults", json={"op": "nope", "kind": "drop"})
+        bad_kind = await c.post("/_fake/faults", json={"op": "list", "kind": "explode"})
+        unknown = await c.get("/no/such/path")
+        reset = await c.post("/_fake/reset")
+    assert empty == {
+        "create_calls": 0,
+        "creates_by_reference": {},
+        "jobs_by_reference": {},
+        "jobs": {},
+        "list_calls": 0,
+    }
+    assert bad_op.status_code == 400 and "unknown op" in bad_op.text
+    assert bad_kind.status_code == 400
+    assert unknown.status_code == 404 and unknown.headers["content-type"] == "application/json"
+    assert reset.json() == {"reset": True}
+
+
+async def test_faults_are_used_up_in_order() -> None:
+    app = create_app("openai_batch", FakeSettings(api_key="k"))
+    async with client(app, Authorization="Bearer k") as c:
+        await c.post(
+            "/_fake/faults",
+            json={
+                "faults": [
+                    {"op": "list", "kind": "rate_limit", "times": 2},
+                    {"op": "list", "kind": "error_before", "status": 502},
+                ]
+            },
+        )
+        pending = (await c.get("/_fake/faults")).json()["pending"]
+        codes = [(await c.get("/v1/batches")).status_code for _ in range(4)]
+    assert [f["kind"] for f in pending] == ["rate_limit", "error_before"]
+    assert codes == [429, 429, 502, 200]
+
+
+def test_cli_knows_every_fake() -> None:
+    args = build_parser().parse_args(["fake-provider", "google_lro", "--port", "9999"])
+    assert (args.name, args.host, args.port) == ("google_lro", "127.0.0.1", 9999)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["fake-provider", "nope"])
+
+
+def test_fake_provider_runs_as_a_process(tmp_path: Path) -> None:
+    port = free_port()
+    env = {"JOBGATE_FAKE_API_KEY": "from-env"}
+    args = ["fake-provider", "anthropic_message_batches", "--port", str(port)]
+    proc = Process(args, env, tmp_path / "fake.log").start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        ends = time.monotonic() + 20
+        while True:
+            try:
+                stats = httpx.get(f"{url}/_fake/stats", timeout=1)
+                break
+            except httpx.HTTPError:
+                assert proc.alive() and time.monotonic() < ends, proc.log.read_text()[-2000:]
+                time.sleep(0.05)
+        headers = {"x-api-key": "from-env", "anthropic-version": "2023-06-01"}
+        listed = httpx.get(f"{url}/v1/messages/batches", headers=headers, timeout=5)
+    finally:
+        proc.kill()
+    assert stats.status_code == 200
+    assert listed.status_code == 200 and listed.json()["data"] == []
