@@ -279,6 +279,7 @@ class Gateway:
 
     def __init__(self, db_url: str, mock_url: str, tmp: Path, scale: float, extra: list[str]):
         self.counters = tmp / "gateway-commits.json"
+        self.ticks = tmp / "gateway-ticks.log"
         env = {
             "JOBGATE_DATABASE_URL": db_url,
             "JOBGATE_DATA_DIR": str(tmp / "data"),
@@ -286,6 +287,7 @@ class Gateway:
             "JOBGATE_AUTH": "dev",
             "JOBGATE_TIME_SCALE": repr(scale),
             "E2E_COUNTERS_PATH": str(self.counters),
+            "E2E_TICKS_PATH": str(self.ticks),
         }
         env.update(kv.split("=", 1) for kv in extra)
         self.port = free_port()
@@ -297,6 +299,17 @@ class Gateway:
         self.proc.start()
         wait_healthy(self.url, self.proc, START_TIMEOUT_S)
         return self
+
+    def ticks_between(self, t0: float, t1: float) -> list[tuple[float, int]]:
+        """(seconds, claimed) of the observer ticks that started in [t0, t1]."""
+        if not self.ticks.exists():
+            return []
+        out = []
+        for line in self.ticks.read_text().splitlines():
+            start, seconds, claimed = line.split()
+            if t0 <= float(start) <= t1:
+                out.append((float(seconds), int(claimed)))
+        return out
 
     def commits(self) -> dict[str, int]:
         """Ask the gateway for its commit counts (SIGUSR1) and read them."""
@@ -415,9 +428,10 @@ def run_jobgate(
                 time.sleep(PG_SETTLE_SECONDS)
                 xact0 = pg_xact(args.pg_url + "postgres", db)
             spy = start_py_spy(args.py_spy, name, gw.proc.pid)
-            commits0, cpu0 = gw.commits(), cpu_seconds(gw.proc.pid)
+            commits0, cpu0, t0 = gw.commits(), cpu_seconds(gw.proc.pid), time.time()
             out = asyncio.run(agents(gw.url, args.jobs, args.concurrency, 0, first))
-            cpu1, commits1 = cpu_seconds(gw.proc.pid), gw.commits()
+            cpu1, commits1, t1 = cpu_seconds(gw.proc.pid), gw.commits(), time.time()
+            out["ticks"] = gw.ticks_between(t0, t1)
             if spy:
                 out["profile"] = stop_py_spy(spy, args.py_spy, name)
             out["worker_cpu"] = cpu1 - cpu0
@@ -469,6 +483,12 @@ def summarize(runs: list[dict[str, Any]], jobs: int) -> dict[str, Any]:
     if all("xact" in r for r in runs):
         s["xact_commit_per_job"] = each(lambda r: per_job(r, r["xact"]["commit"]))
         s["xact_rollback_per_job"] = each(lambda r: per_job(r, r["xact"]["rollback"]))
+    if all(r.get("ticks") for r in runs):
+        s["ticks_per_s"] = each(lambda r: len(r["ticks"]) / r["wall"])
+        s["tick_p50_ms"] = each(lambda r: pct([t for t, _ in r["ticks"]], 0.5) * 1000)
+        s["tick_p99_ms"] = each(lambda r: pct([t for t, _ in r["ticks"]], 0.99) * 1000)
+        s["claimed_per_tick_p50"] = each(lambda r: pct([float(n) for _, n in r["ticks"]], 0.5))
+        s["idle_ticks_share"] = each(lambda r: sum(n == 0 for _, n in r["ticks"]) / len(r["ticks"]))
     if all("history" in r for r in runs):
         s["history_rows_per_job"] = each(lambda r: per_job(r, sum(r["history"].values())))
         kinds = {k for r in runs for k in r["history"]}
@@ -560,6 +580,12 @@ def print_report(result: dict[str, Any]) -> None:
         if "history_by_kind_per_job" in s:
             kinds = ", ".join(f"{k} {v:.1f}" for k, v in s["history_by_kind_per_job"].items())
             print(f"  {name} history rows per job by kind: {kinds}")
+        if "tick_p50_ms" in s:
+            print(
+                f"  {name} observer ticks: {s['ticks_per_s']:.1f}/s, length p50 "
+                f"{s['tick_p50_ms']:.0f} ms p99 {s['tick_p99_ms']:.0f} ms, claimed p50 "
+                f"{s['claimed_per_tick_p50']:.0f}, {s['idle_ticks_share'] * 100:.0f}% claimed none"
+            )
         if s.get("profile"):
             print(s["profile"])
         if s["examples_not_succeeded"]:
