@@ -1,6 +1,8 @@
 """Measuring probes shared by `bench/end_to_end.py` and its worker processes.
 
 - `cpu_seconds(pid)`: user + system CPU of a process, from `/proc/<pid>/stat`.
+- `runq_wait_seconds(pid)`: time the process's threads spent runnable but waiting for a
+  CPU (`/proc/<pid>/task/*/schedstat`): how much the rest of the machine held it back.
 - `pg_xact(admin_url, db)`: `pg_stat_database.xact_commit` / `xact_rollback` of one
   database, read from another database so the read itself is not counted.
   PostgreSQL 15 publishes a backend's counts when it goes idle (at most once a
@@ -10,7 +12,10 @@
   ran an INSERT, UPDATE or DELETE ("write commits"). It is how commits are counted
   on SQLite, where the database keeps no such counter; on PostgreSQL it is checked
   against `xact_commit`. It only adds three event listeners (a counter increment
-  and a prefix test per statement); no jobgate code changes.
+  and a prefix test per statement); no jobgate code changes. It also sums the time
+  statements took as seen by SQLAlchemy (including waiting for the event loop), and
+  separately that of `BEGIN ...` statements: on SQLite, where jobgate begins every
+  transaction with BEGIN IMMEDIATE, that is the time spent queueing for the write lock.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import json
 import os
 import re
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +37,17 @@ def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as fh:
         fields = fh.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def runq_wait_seconds(pid: int) -> float:
+    """Seconds the threads of `pid` now alive have waited on a run queue (Linux schedstat)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue  # a thread that just ended
+    return total / 1e9
 
 
 def pg_xact(admin_url: str, db: str) -> tuple[int, int]:
@@ -54,6 +71,8 @@ class CommitCounter:
         self.rollbacks = 0
         self.checkouts = 0  # connections taken from a pool (each pre-pinged, where enabled)
         self.connects = 0  # new database connections opened by a pool
+        self.stmt_seconds = 0.0  # time in cursor.execute as SQLAlchemy saw it, summed
+        self.begin_seconds = 0.0  # of which in `BEGIN ...` statements (SQLite: write lock)
         self.seq = 0
 
     def install(self) -> CommitCounter:
@@ -64,6 +83,16 @@ class CommitCounter:
         def before_execute(conn: Any, _cur: Any, stmt: str, *_: Any) -> None:
             if _WRITE.match(stmt):
                 conn.info["e2e_wrote"] = True
+            conn.info["e2e_t0"] = time.perf_counter()
+
+        def after_execute(conn: Any, _cur: Any, stmt: str, *_: Any) -> None:
+            t0 = conn.info.pop("e2e_t0", None)
+            if t0 is None:
+                return
+            dt = time.perf_counter() - t0
+            self.stmt_seconds += dt
+            if stmt.lstrip()[:5].upper() == "BEGIN":
+                self.begin_seconds += dt
 
         def on_commit(conn: Any) -> None:
             self.commits += 1
@@ -75,6 +104,7 @@ class CommitCounter:
             conn.info.pop("e2e_wrote", None)
 
         event.listen(Engine, "before_cursor_execute", before_execute)
+        event.listen(Engine, "after_cursor_execute", after_execute)
         event.listen(Engine, "commit", on_commit)
 
         def on_checkout(*_: Any) -> None:
@@ -89,13 +119,15 @@ class CommitCounter:
         event.listen(Pool, "connect", on_connect)
         return self
 
-    def snapshot(self) -> dict[str, int]:
+    def snapshot(self) -> dict[str, float]:
         return {
             "commits": self.commits,
             "write_commits": self.write_commits,
             "rollbacks": self.rollbacks,
             "checkouts": self.checkouts,
             "connects": self.connects,
+            "stmt_seconds": self.stmt_seconds,
+            "begin_seconds": self.begin_seconds,
         }
 
     def dump_on_signal(self, path: Path, signum: int = signal.SIGUSR1) -> None:

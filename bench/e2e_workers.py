@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 import rfc8785
-from e2e_probe import CommitCounter, cpu_seconds, pg_xact
+from e2e_probe import CommitCounter, cpu_seconds, pg_xact, runq_wait_seconds
 
 WARMUP_OFFSET = 1_000_000  # warm-up jobs are numbered from here, timed ones from 0
 TERMINAL = frozenset({"succeeded", "succeeded_partial", "failed", "cancelled"})
@@ -84,13 +84,14 @@ async def measured(
         await asyncio.sleep(PG_SETTLE_SECONDS)
         xact0 = pg_xact(*pg)
     counts0 = counter.snapshot() if counter else None
-    cpu0 = cpu_seconds(os.getpid())
+    cpu0, runq0 = cpu_seconds(os.getpid()), runq_wait_seconds(os.getpid())
     wall, latencies, outcomes = await drive(spec["jobs"], spec["concurrency"], one, offset=0)
     out: dict[str, Any] = {
         "wall": wall,
         "latencies": latencies,
         "outcomes": outcomes,
         "worker_cpu": cpu_seconds(os.getpid()) - cpu0,
+        "worker_runq": runq_wait_seconds(os.getpid()) - runq0,
     }
     if counter and counts0:
         out["commits"] = {k: v - counts0[k] for k, v in counter.snapshot().items()}

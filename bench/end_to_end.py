@@ -71,7 +71,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import folded_top
-from e2e_probe import cpu_seconds, pg_xact
+from e2e_probe import cpu_seconds, pg_xact, runq_wait_seconds
 from e2e_workers import PG_SETTLE_SECONDS, WARMUP_OFFSET
 from sqlalchemy import create_engine, text
 
@@ -133,7 +133,7 @@ class Script(Process):
 
 
 @contextlib.contextmanager
-def mock_provider(tmp: Path) -> Iterator[str]:
+def mock_provider(tmp: Path) -> Iterator[tuple[str, int]]:
     """A fresh mock provider process with in-memory state."""
     port = free_port()
     proc = Process(
@@ -153,7 +153,8 @@ def mock_provider(tmp: Path) -> Iterator[str]:
                     log = proc.log.read_text()[-2000:]
                     raise RuntimeError(f"mock did not start:\n{log}") from None
                 time.sleep(0.05)
-        yield url
+        assert proc.proc is not None
+        yield url, proc.proc.pid
     finally:
         proc.kill()
 
@@ -260,8 +261,9 @@ def run_external(
     name: str, args: argparse.Namespace, tmp: Path, scale: float, first: float
 ) -> dict[str, Any]:
     """The ceiling or DBOS, in a worker process against a fresh mock."""
-    with mock_provider(tmp) as mock_url:
+    with mock_provider(tmp) as (mock_url, mock_pid):
         spec = spec_for(args, mock_url, scale, first)
+        mock_cpu0 = cpu_seconds(mock_pid)
         if name == "ceiling":
             out = run_worker("ceiling", spec, tmp)
         else:
@@ -269,6 +271,8 @@ def run_external(
             with fresh_database(db_kind, tmp, args.pg_url, "dbos_e2e") as (url, db):
                 spec |= {"dbos_url": url, "pg_admin": args.pg_url + "postgres", "pg_db": db}
                 out = run_worker("dbos", spec, tmp)
+        # the worker's whole run (warm-up too): its timed window is not known here
+        out["mock_cpu_per_job"] = (cpu_seconds(mock_pid) - mock_cpu0) / (args.jobs + args.warmup)
         refs = [f"{spec['run']}-{i}" for i in range(args.jobs)]
         out |= asyncio.run(provider_figures(mock_url, refs))
     return out
@@ -311,14 +315,14 @@ class Gateway:
                 out.append((float(seconds), int(claimed)))
         return out
 
-    def commits(self) -> dict[str, int]:
+    def commits(self) -> dict[str, float]:
         """Ask the gateway for its commit counts (SIGUSR1) and read them."""
         seq = json.loads(self.counters.read_text())["seq"] if self.counters.exists() else 0
         os.kill(self.proc.pid, signal.SIGUSR1)
         ends = time.monotonic() + 10
         while time.monotonic() < ends:
             with contextlib.suppress(FileNotFoundError, ValueError):
-                got: dict[str, int] = json.loads(self.counters.read_text())
+                got: dict[str, float] = json.loads(self.counters.read_text())
                 if got["seq"] > seq:
                     return got
             time.sleep(0.01)
@@ -417,20 +421,27 @@ def run_jobgate(
     """jobgate on a fresh database: a real gateway process, agents in this process."""
     db_kind = name.split("-", 1)[1]
     with (
-        mock_provider(tmp) as mock_url,
+        mock_provider(tmp) as (mock_url, mock_pid),
         fresh_database(db_kind, tmp, args.pg_url, "jobgate_e2e") as (url, db),
     ):
         upgrade(url)
         gw = Gateway(url, mock_url, tmp, scale, args.gateway_env).start()
         try:
+            mock_cpu0 = cpu_seconds(mock_pid)
             asyncio.run(agents(gw.url, args.warmup, args.concurrency, WARMUP_OFFSET, first))
             if db:
                 time.sleep(PG_SETTLE_SECONDS)
                 xact0 = pg_xact(args.pg_url + "postgres", db)
             spy = start_py_spy(args.py_spy, name, gw.proc.pid)
             commits0, cpu0, t0 = gw.commits(), cpu_seconds(gw.proc.pid), time.time()
+            runq0, agent0 = runq_wait_seconds(gw.proc.pid), time.process_time()
             out = asyncio.run(agents(gw.url, args.jobs, args.concurrency, 0, first))
             cpu1, commits1, t1 = cpu_seconds(gw.proc.pid), gw.commits(), time.time()
+            out["worker_runq"] = runq_wait_seconds(gw.proc.pid) - runq0
+            out["agent_cpu"] = time.process_time() - agent0
+            out["mock_cpu_per_job"] = (cpu_seconds(mock_pid) - mock_cpu0) / (
+                args.jobs + args.warmup
+            )
             out["ticks"] = gw.ticks_between(t0, t1)
             if spy:
                 out["profile"] = stop_py_spy(spy, args.py_spy, name)
@@ -470,6 +481,9 @@ def summarize(runs: list[dict[str, Any]], jobs: int) -> dict[str, Any]:
         "poll_gap_p99_ms": each(lambda r: pct(r["poll_gap_ms"], 0.99)),
         "cpu_ms_per_job": each(lambda r: per_job(r, r["worker_cpu"] * 1000)),
         "provider_calls_per_job": each(lambda r: per_job(r, r["provider_calls"])),
+        "runq_ms_per_job": each(lambda r: per_job(r, r.get("worker_runq", float("nan")) * 1000)),
+        "mock_cpu_ms_per_job": each(lambda r: r.get("mock_cpu_per_job", float("nan")) * 1000),
+        "agent_cpu_ms_per_job": each(lambda r: per_job(r, r.get("agent_cpu", float("nan")) * 1000)),
         "not_succeeded": sum(sum(o != "succeeded" for o in r["outcomes"]) for r in runs),
         "examples_not_succeeded": sorted({o for r in runs for o in r["outcomes"]} - {"succeeded"}),
         "profile": "\n".join(r["profile"] for r in runs if "profile" in r),
@@ -480,6 +494,8 @@ def summarize(runs: list[dict[str, Any]], jobs: int) -> dict[str, Any]:
         s["rollbacks_per_job"] = each(lambda r: per_job(r, r["commits"]["rollbacks"]))
         s["pool_checkouts_per_job"] = each(lambda r: per_job(r, r["commits"]["checkouts"]))
         s["new_connections"] = each(lambda r: r["commits"]["connects"])
+        s["stmt_ms_per_job"] = each(lambda r: per_job(r, r["commits"]["stmt_seconds"] * 1000))
+        s["begin_ms_per_job"] = each(lambda r: per_job(r, r["commits"]["begin_seconds"] * 1000))
     if all("xact" in r for r in runs):
         s["xact_commit_per_job"] = each(lambda r: per_job(r, r["xact"]["commit"]))
         s["xact_rollback_per_job"] = each(lambda r: per_job(r, r["xact"]["rollback"]))
@@ -577,6 +593,15 @@ def print_report(result: dict[str, Any]) -> None:
             f"{fmt(s['provider_calls_per_job']):>10}{s['not_succeeded']:>7}"
         )
     for name, s in summary.items():
+        extra = f"  {name}: run-queue wait {fmt(s.get('runq_ms_per_job'))} ms/job"
+        extra += f", mock cpu {fmt(s.get('mock_cpu_ms_per_job'))} ms/job"
+        if s.get("agent_cpu_ms_per_job") == s.get("agent_cpu_ms_per_job"):  # not NaN
+            extra += f", agents' cpu {fmt(s.get('agent_cpu_ms_per_job'))} ms/job"
+        if "stmt_ms_per_job" in s:
+            extra += f", SQL time {fmt(s['stmt_ms_per_job'], '.0f')} ms/job"
+            extra += f" (BEGIN {fmt(s['begin_ms_per_job'], '.0f')})"
+            extra += f", {fmt(s.get('new_connections'), '.0f')} new db connections"
+        print(extra)
         if "history_by_kind_per_job" in s:
             kinds = ", ".join(f"{k} {v:.1f}" for k, v in s["history_by_kind_per_job"].items())
             print(f"  {name} history rows per job by kind: {kinds}")
