@@ -595,7 +595,8 @@ def print_report(result: dict[str, Any]) -> None:
     for name, s in summary.items():
         extra = f"  {name}: run-queue wait {fmt(s.get('runq_ms_per_job'))} ms/job"
         extra += f", mock cpu {fmt(s.get('mock_cpu_ms_per_job'))} ms/job"
-        if s.get("agent_cpu_ms_per_job") == s.get("agent_cpu_ms_per_job"):  # not NaN
+        agent_cpu = s.get("agent_cpu_ms_per_job")
+        if agent_cpu is not None and agent_cpu == agent_cpu:  # measured (jobgate), not NaN
             extra += f", agents' cpu {fmt(s.get('agent_cpu_ms_per_job'))} ms/job"
         if "stmt_ms_per_job" in s:
             extra += f", SQL time {fmt(s['stmt_ms_per_job'], '.0f')} ms/job"
