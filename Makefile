@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 MOCK_PORT ?= 8081
 
-.PHONY: install run test test-fast lint openapi bench clean
+.PHONY: install run test test-fast lint openapi bench bench-e2e clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -37,6 +37,11 @@ openapi: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/create_overhead.py
+
+## make bench-e2e: jobgate vs DBOS Transact vs a bare loop, same work (BENCH_ARGS="--rounds 3 ...")
+bench-e2e: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	$(BIN)/python bench/end_to_end.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) data .pytest_cache
