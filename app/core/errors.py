@@ -10,6 +10,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.core.text import degrade
+
 log = logging.getLogger(__name__)
 
 
@@ -33,8 +35,9 @@ def error_response(
     details: dict[str, Any] | None = None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
+    # degrade: an error about bad text must never fail to encode because of that text.
     return JSONResponse(
-        {"error": {"code": code, "message": message, "details": details or {}}},
+        degrade({"error": {"code": code, "message": message, "details": details or {}}}),
         status_code=status,
         headers=headers,
     )

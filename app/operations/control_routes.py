@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.core.json_body import StrictJsonRoute
 from app.operations import attention, cancellation
 from app.operations.endpoints import (
     ERRORS,
@@ -21,7 +22,7 @@ from app.operations.endpoints import (
 from app.operations.presenter import to_body
 from app.operations.schemas import OperationBody
 
-router = APIRouter(prefix="/v1", tags=["operations"])
+router = APIRouter(prefix="/v1", tags=["operations"], route_class=StrictJsonRoute)
 
 
 class CancelRequest(BaseModel):

@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 from app.auth import deps
 from app.auth.deps import principal
 from app.core.errors import ApiError
+from app.core.json_body import StrictJsonRoute
 from app.observer.context import Engine
 from app.operations import repository as repo
 from app.operations import service
@@ -29,7 +30,7 @@ from app.operations.schemas import (
 )
 from app.operations.states import NEEDS_ATTENTION, TERMINAL, State
 
-router = APIRouter(prefix="/v1", tags=["operations"])
+router = APIRouter(prefix="/v1", tags=["operations"], route_class=StrictJsonRoute)
 Principal = Annotated[str, Depends(principal)]  # the caller's name
 Caller = Annotated[deps.Principal, Depends(deps.caller)]  # name and role
 Operator = Annotated[deps.Principal, Depends(deps.operator)]  # 403 unless operator/admin

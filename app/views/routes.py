@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import ValidationError
 
 from app.auth import deps
+from app.core import json_guard
 from app.core.errors import ApiError
 from app.observer.context import Engine
 from app.operations import attention, cancellation, endpoints
@@ -242,6 +243,7 @@ async def _action(
         caller = await _operator(request)
         who = caller.name
         form = await read_form(request)
+        json_guard.check(form)  # the same intake rules as the API's JSON bodies
         engine = engine_of(request)
         return caller, form, engine, await load(engine, op_id, caller)
     except ApiError as err:
