@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from app.core.errors import ApiError
+from app.operations import cursors
 from app.operations import repository as repo
 from app.operations.endpoints import ERRORS, Caller, engine_of, load
 from app.operations.presenter import agent_status, to_body
@@ -57,11 +58,7 @@ async def get_errors(
     """Failed items, `limit` at a time; `next_cursor` is null on the last page."""
     engine = engine_of(request)
     await load(engine, op_id, who)
-    after = -1
-    if cursor is not None:
-        if not cursor.lstrip("-").isdigit():
-            raise ApiError(400, "invalid_cursor", "The cursor is not one this API returned.")
-        after = int(cursor)
+    after = -1 if cursor is None else cursors.decode_position(cursor)
     async with engine.db.transaction() as session:
         rows = await repo.result_items(session, op_id, after=after, limit=limit + 1)
     page = rows[:limit]

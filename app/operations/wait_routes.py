@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Query, Request
 from sse_starlette.sse import EventSourceResponse
 
-from app.core.errors import ApiError
+from app.operations import cursors
 from app.operations import repository as repo
 from app.operations.endpoints import ERRORS, Caller, body_json, engine_of, load
 from app.operations.presenter import agent_status
@@ -64,11 +64,7 @@ async def stream_events(
     """One SSE event per history row (transition, observation, exchange) until done."""
     engine = engine_of(request)
     await load(engine, op_id, who)
-    after = 0
-    if last_event_id:
-        if not last_event_id.isdigit():
-            raise ApiError(400, "invalid_last_event_id", "Last-Event-ID must be an event id.")
-        after = int(last_event_id)
+    after = cursors.decode_event_id(last_event_id) if last_event_id else 0
 
     async def events() -> AsyncIterator[dict[str, Any]]:
         nonlocal after
