@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from app.core.errors import ApiError
+from app.core.text import degrade
 from app.operations import cursors
 from app.operations import repository as repo
 from app.operations.endpoints import ERRORS, Caller, engine_of, load
@@ -62,8 +63,10 @@ async def get_errors(
     async with engine.db.transaction() as session:
         rows = await repo.result_items(session, op_id, after=after, limit=limit + 1)
     page = rows[:limit]
-    return {
-        "operation_id": op_id,
-        "items": [{"position": r.position, "item": r.item} for r in page],
-        "next_cursor": str(page[-1].position) if len(rows) > limit else None,
-    }
+    return degrade(  # type: ignore[no-any-return]
+        {
+            "operation_id": op_id,
+            "items": [{"position": r.position, "item": r.item} for r in page],
+            "next_cursor": str(page[-1].position) if len(rows) > limit else None,
+        }
+    )
