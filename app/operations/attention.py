@@ -31,6 +31,7 @@ WHY = {
     State.CREATE_UNCONFIRMED: "create never confirmed; a remote job may exist",
     State.RESULT_UNAVAILABLE: "result could not be fetched",
     State.RESULT_VALIDATION_FAILED: "result failed its checks",
+    State.STALLED: "the gateway failed repeatedly to move it forward; automation stopped",
 }
 
 
@@ -96,6 +97,7 @@ async def resolve(engine: Engine, op: Operation, who: str, req: ResolveRequest) 
     fields: dict[str, Any] = {
         "error": None,
         "poll_attempt": 0,
+        "step_failures": 0,  # a resumed `stalled` operation gets its full allowance again
         "next_poll_at": now,
         "lease_owner": None,
         "lease_expires_at": None,

@@ -24,6 +24,8 @@ _ATTENTION_WHY = {
     State.CONTRACT_VIOLATION: "the provider reported conflicting job ids for one request",
     State.RESULT_UNAVAILABLE: "the provider finished but its result could not be fetched",
     State.RESULT_VALIDATION_FAILED: "the result was fetched but failed its checks",
+    State.STALLED: "the gateway failed several times in a row to move it forward, so "
+    "automation stopped",
 }
 
 

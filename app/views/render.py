@@ -69,7 +69,10 @@ def relative(value: datetime | None, now: datetime) -> str:
 
 def pretty(value: Any) -> str:
     """Indented JSON for a <pre>, bounded in size (the template escapes it)."""
-    text = json.dumps(value, indent=2, sort_keys=True, default=str, ensure_ascii=False)
+    try:
+        text = json.dumps(value, indent=2, sort_keys=True, default=str, ensure_ascii=False)
+    except (RecursionError, ValueError):  # a value stored before depth was bounded
+        text = "(nested too deep to display)"
     if len(text) > MAX_PRETTY_CHARS:
         return text[:MAX_PRETTY_CHARS] + "\n… (cut for display)"
     return text
