@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
+from typing_extensions import TypeAliasType
 
 from app.core.errors import ApiError
 from app.core.text import degrade
@@ -174,3 +177,17 @@ def check_text(text: str | None, *, parameter: str) -> None:
     """One stored text parameter (a query filter, a header): `InvalidValue` naming it."""
     if text is not None and (problem := text_problem(text)) is not None:
         raise InvalidValue(problem, parameter=parameter)
+
+
+# The same rules as types for request models, so the OpenAPI document states them too.
+# (Bodies are checked by `check` first; these never see a value that breaks a rule.)
+NO_NUL = r"^[^\x00]*$"
+# An alias, so dict keys are documented as `propertyNames` (a pattern on keys would
+# become `patternProperties`, which lets any other key through).
+Text = TypeAliasType("Text", Annotated[str, Field(pattern=NO_NUL)])
+SafeInt = Annotated[int, Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)]
+JsonValue = TypeAliasType(
+    "JsonValue",
+    "Text | SafeInt | float | bool | None | list[JsonValue] | dict[Text, JsonValue]",
+)
+JsonObject = dict[Text, JsonValue]

@@ -14,6 +14,7 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.errors import ApiError
+from app.core.json_guard import NO_NUL
 from app.observer.context import Engine
 from app.operations import ledger
 from app.operations import repository as repo
@@ -41,8 +42,8 @@ class ResolveRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     decision: Decision
-    reason: str = Field(min_length=1, max_length=2000)
-    remote_job_id: str | None = Field(default=None, max_length=200)
+    reason: str = Field(min_length=1, max_length=2000, pattern=NO_NUL)
+    remote_job_id: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
     result_deadline_seconds: float | None = Field(default=None, gt=0, le=30 * 86400)
 
 

@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.json_body import StrictJsonRoute
+from app.core.json_guard import NO_NUL
 from app.operations import attention, cancellation
 from app.operations.endpoints import (
     ERRORS,
@@ -28,7 +29,7 @@ router = APIRouter(prefix="/v1", tags=["operations"], route_class=StrictJsonRout
 class CancelRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    reason: str = Field(default="", max_length=cancellation.MAX_REASON)
+    reason: str = Field(default="", max_length=cancellation.MAX_REASON, pattern=NO_NUL)
 
 
 @router.post(

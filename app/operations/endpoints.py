@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from app.auth import deps
@@ -38,6 +38,19 @@ FORBIDDEN: dict[int | str, dict[str, Any]] = {403: {"model": ErrorBody}}
 DONE_STATES = frozenset(s.value for s in TERMINAL | NEEDS_ATTENTION)
 MAX_PAGE = 200
 MAX_ID_CHARS = 100  # operation ids are "op_" + a 26-character ULID
+STATUSES: tuple[str, ...] = get_args(OperationBody.model_fields["status"].annotation)
+STATES: tuple[str, ...] = tuple(s.value for s in State)
+LABEL = r"^([^\x00=]*=[^\x00]*)?$"  # empty: no filter
+
+
+def _one_of(values: tuple[str, ...]) -> dict[str, Any]:
+    """Query() arguments that document the allowed values; the handler answers its own 422."""
+    return {"json_schema_extra": {"enum": list(values)}}
+
+
+def _pattern(pattern: str) -> dict[str, Any]:
+    """Query() arguments that document a pattern; the handler checks it (invalid_value)."""
+    return {"json_schema_extra": {"pattern": pattern}}
 
 
 def engine_of(request: Request) -> Engine:
@@ -62,22 +75,38 @@ def body_json(op: Operation, engine: Engine, **kw: Any) -> dict[str, Any]:
     return to_body(op, engine.now(), **kw).model_dump(mode="json")
 
 
+# Read from the request, not declared with Header(): declared required, a missing key
+# would be FastAPI's 422; the contract is 400 idempotency_key_required with advice.
+IDEMPOTENCY_KEY = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": True,
+    "description": "A unique key you choose for this logical operation; reuse it on retries. "
+    "Missing: 400 idempotency_key_required.",
+    "schema": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": service.MAX_KEY_LENGTH,
+        "pattern": r"^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$",
+    },
+}
+
+
 @router.post(
     "/operations",
     operation_id="createOperation",
     status_code=202,
     response_model=OperationBody,
     responses={200: {"model": OperationBody}, **ERRORS},
+    openapi_extra={"parameters": [IDEMPOTENCY_KEY]},
 )
 async def create_operation(
-    req: CreateOperationRequest,
-    request: Request,
-    who: Principal,
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    req: CreateOperationRequest, request: Request, who: Principal
 ) -> JSONResponse:
     """Start an operation; replays with the same key and body return the same operation."""
     engine = engine_of(request)
-    op, replayed = await service.create(engine, who, idempotency_key, req)
+    key = request.headers.get("idempotency-key")
+    op, replayed = await service.create(engine, who, key, req)
     headers = {"Location": f"/v1/operations/{op.id}"}
     if replayed:
         headers["Idempotent-Replayed"] = "true"
@@ -92,14 +121,16 @@ async def create_operation(
 async def list_operations(
     request: Request,
     who: Caller,
-    status: Annotated[str | None, Query(description="agent status, e.g. processing")] = None,
-    state: Annotated[str | None, Query(description="local state")] = None,
-    provider: str | None = None,
+    status: Annotated[str | None, Query(description="agent status", **_one_of(STATUSES))] = None,
+    state: Annotated[str | None, Query(description="local state", **_one_of(STATES))] = None,
+    provider: Annotated[str | None, Query(**_pattern(json_guard.NO_NUL))] = None,
     in_flight: bool | None = None,
-    trace_id: str | None = None,
-    label: Annotated[str | None, Query(description="key=value")] = None,
+    trace_id: Annotated[str | None, Query(**_pattern(json_guard.NO_NUL))] = None,
+    label: Annotated[str | None, Query(description="key=value", **_pattern(LABEL))] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
-    cursor: str | None = None,
+    cursor: Annotated[
+        str | None, Query(description="next_cursor of the previous page, as returned")
+    ] = None,
 ) -> OperationList:
     """Newest first, cursor-paginated."""
     engine = engine_of(request)
@@ -132,7 +163,7 @@ def build_filter(
         json_guard.check_text(value, parameter=name)
     states: tuple[str, ...] = ()
     if state:
-        if state not in State.__members__.values():
+        if state not in STATES:
             raise ApiError(422, "unknown_state", f"No state {state!r}.")
         states = (state,)
     if status:

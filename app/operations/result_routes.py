@@ -18,6 +18,7 @@ from app.operations.states import State
 
 router = APIRouter(prefix="/v1", tags=["operations"])
 MAX_ERRORS_PAGE = 200
+_POSITION = {"json_schema_extra": {"pattern": r"^(0|[1-9][0-9]{0,8})$"}}  # checked by cursors
 
 
 @router.get("/operations/{op_id}/result", operation_id="getOperationResult", responses=ERRORS)
@@ -54,7 +55,10 @@ async def get_errors(
     request: Request,
     who: Caller,
     limit: Annotated[int, Query(ge=1, le=MAX_ERRORS_PAGE)] = 50,
-    cursor: Annotated[str | None, Query()] = None,
+    cursor: Annotated[
+        str | None,
+        Query(description="next_cursor of the previous page", **_POSITION),
+    ] = None,
 ) -> dict[str, Any]:
     """Failed items, `limit` at a time; `next_cursor` is null on the last page."""
     engine = engine_of(request)

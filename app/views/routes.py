@@ -26,7 +26,6 @@ from app.operations import repository as repo
 from app.operations.endpoints import engine_of, load
 from app.operations.models import Operation
 from app.operations.presenter import to_body
-from app.operations.schemas import OperationBody
 from app.operations.states import NEEDS_ATTENTION, State, is_done
 from app.views.render import STATIC_DIR, check_same_origin, error_page, page, read_form
 
@@ -34,8 +33,8 @@ router = APIRouter(prefix="/operations", include_in_schema=False)
 
 PAGE_SIZE = 50  # operations per list page
 ATTENTION_LIMIT = 200  # rows on the attention page
-STATUSES: tuple[str, ...] = get_args(OperationBody.model_fields["status"].annotation)
-STATES: tuple[str, ...] = tuple(s.value for s in State)
+STATUSES = endpoints.STATUSES
+STATES = endpoints.STATES
 DECISIONS: tuple[str, ...] = get_args(attention.Decision)
 # Fixed notices after a redirect: the query names one, so no text is ever reflected.
 NOTICES = {
