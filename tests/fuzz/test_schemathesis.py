@@ -31,7 +31,7 @@ from tests.support.servers import serve_app
 pytestmark = pytest.mark.fuzz
 
 MIN_REQUESTS = 1000  # the floor, per database
-MAX_EXAMPLES = int(os.environ.get("FUZZ_MAX_EXAMPLES", "100"))  # per operation and phase
+MAX_EXAMPLES = int(os.environ.get("FUZZ_MAX_EXAMPLES", "50"))  # per operation and phase
 SEED = os.environ.get("FUZZ_SEED", "8")  # fixed, so a CI failure can be replayed
 TIMEOUT_S = 600  # the schemathesis run; CI's whole budget is far larger, but keep it honest
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
