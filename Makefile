@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 MOCK_PORT ?= 8081
 
-.PHONY: install run test test-fast lint openapi bench bench-e2e clean
+.PHONY: install run test test-fast fuzz lint openapi bench bench-e2e clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -26,6 +26,10 @@ run: $(STAMP)
 ## make test: the whole suite on the configured database (SQLite unless JOBGATE_DATABASE_URL says otherwise)
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## make fuzz: schemathesis against the live gateway in keys mode; prints requests, failures, 5xx
+fuzz: $(STAMP)
+	$(BIN)/python -m pytest tests/fuzz --run-fuzz -q -s -p no:cacheprovider $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check app tests bench

@@ -22,7 +22,7 @@ from app.core.pg_listen import listen_forever
 from app.observer.context import Engine
 from app.observer.notify import Notifier
 from app.observer.worker import Observer
-from app.operations import control_routes, result_routes, wait_routes
+from app.operations import control_routes, openapi_targets, result_routes, wait_routes
 from app.operations import endpoints as operations_endpoints
 from app.operations.waiting import WaitHub
 from app.providers.client import ProviderClient
@@ -115,4 +115,5 @@ def create_app(
     app.include_router(views_routes.router)
     app.include_router(webhooks_routes.router)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    openapi_targets.install(app, settings)
     return app

@@ -10,7 +10,9 @@ from app.main import create_app
 
 
 def document() -> dict[str, object]:
-    app = create_app(Settings(auth="dev"), run_observer=False)
+    # Built-in profiles only: the checked document must not depend on this machine's
+    # JOBGATE_PROFILES_DIR (the live /openapi.json lists what is configured).
+    app = create_app(Settings(auth="dev", profiles_dir=None), run_observer=False)
     return app.openapi()
 
 

@@ -35,6 +35,7 @@ IS_POSTGRES = BACKEND_URL.startswith("postgresql")
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", help="run slow soak/scale tests")
+    parser.addoption("--run-fuzz", action="store_true", help="run the schemathesis fuzz run")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -49,6 +50,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords and not config.getoption("--run-slow"):
             item.add_marker(skip_slow)
+        if "fuzz" in item.keywords and not config.getoption("--run-fuzz"):
+            item.add_marker(pytest.mark.skip(reason="fuzz: `make fuzz` or --run-fuzz"))
         if "postgres_only" in item.keywords and not IS_POSTGRES:
             item.add_marker(pytest.mark.skip(reason="needs JOBGATE_DATABASE_URL=postgresql://"))
 

@@ -33,10 +33,29 @@ async def system_resolver(host: str, port: int) -> list[str]:
     return [str(info[4][0]) for info in infos]
 
 
+NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # RFC 6052 well-known prefix
+IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")  # RFC 4291 (deprecated) ::a.b.c.d
+
+
+def embedded_ipv4(addr: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 form carries to (IPv4-mapped, 6to4, NAT64,
+    IPv4-compatible), or None. Each is a way to reach that IPv4 host."""
+    if addr.ipv4_mapped is not None:
+        return addr.ipv4_mapped
+    if addr.sixtofour is not None:  # 2002:AABB:CCDD::/48 is the 6to4 site of AA.BB.CC.DD
+        return addr.sixtofour
+    if addr in NAT64 or (addr in IPV4_COMPATIBLE and int(addr) > 1):  # not :: or ::1
+        return ipaddress.IPv4Address(int(addr) & 0xFFFF_FFFF)
+    return None
+
+
 def forbidden_reason(addr: IPAddress) -> str | None:
     """Why an address is not a public destination, or None when it is."""
-    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        addr = addr.ipv4_mapped  # ::ffff:127.0.0.1 is loopback in disguise
+    if isinstance(addr, ipaddress.IPv6Address) and (inner := embedded_ipv4(addr)) is not None:
+        # ::ffff:127.0.0.1, 2002:7f00:1::1, 64:ff9b::7f00:1: loopback in disguise.
+        why = forbidden_reason(inner)
+        if why is not None or addr.ipv4_mapped is not None:
+            return why
     checks = (
         ("loopback", addr.is_loopback),
         ("unspecified", addr.is_unspecified),  # 0.0.0.0 reaches this host on many systems

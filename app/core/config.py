@@ -35,6 +35,8 @@ class Settings(BaseSettings):
     observer_batch: int = 100
     lease_seconds: float = 30.0
     observer_id: str | None = None
+    # Exceptions in a row in one operation's steps before it is `stalled` (needs a human).
+    max_step_failures: int = Field(default=5, ge=1)
 
     # Webhooks in: the built-in mock profile's secret (JOBGATE_MOCK_WEBHOOK_SECRET).
     mock_webhook_secret: str | None = Field(default=None, repr=False)

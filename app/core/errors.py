@@ -7,8 +7,11 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
+
+from app.core.text import degrade
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +36,9 @@ def error_response(
     details: dict[str, Any] | None = None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
+    # degrade: an error about bad text must never fail to encode because of that text.
     return JSONResponse(
-        {"error": {"code": code, "message": message, "details": details or {}}},
+        degrade({"error": {"code": code, "message": message, "details": details or {}}}),
         status_code=status,
         headers=headers,
     )
@@ -51,6 +55,21 @@ def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
             }
         )
     return out[:20]
+
+
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path (Starlette names only the first route's).
+
+    Each method is probed against the app's routes, nested routers included."""
+    routes = request.app.router.routes
+    return [
+        method
+        for method in HTTP_METHODS
+        if any(r.matches({**request.scope, "method": method})[0] == Match.FULL for r in routes)
+    ]
 
 
 def install(app: FastAPI) -> None:
@@ -75,13 +94,19 @@ def install(app: FastAPI) -> None:
         )
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> Response:
         codes = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized"}
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405:
+            allow = ", ".join(allowed_methods(request))
+            if request.method == "OPTIONS":
+                return Response(status_code=204, headers={"Allow": f"{allow}, OPTIONS"})
+            headers = {**(headers or {}), "Allow": allow}
         return error_response(
             exc.status_code,
             codes.get(exc.status_code, "http_error"),
             str(exc.detail),
-            headers=getattr(exc, "headers", None),
+            headers=headers,
         )
 
     @app.exception_handler(Exception)

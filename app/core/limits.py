@@ -9,7 +9,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 class BodyLimit:
-    """Pure ASGI middleware: 413 with a JSON error body; nothing downstream runs."""
+    """Pure ASGI middleware: 413 with a JSON error body; nothing downstream runs.
+
+    The body is read here, in full and counted, before the app is called, then
+    replayed to it: a chunked body (no Content-Length) over the limit is refused
+    the same way as a declared one, instead of failing inside the app's own read.
+    """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
@@ -23,31 +28,37 @@ class BodyLimit:
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await self._reject(send)
             return
-        # Chunked bodies have no declared length: count as they arrive.
+        chunks: list[bytes] = []
         seen = 0
-        too_big = False
-
-        async def limited() -> Message:
-            nonlocal seen, too_big
+        while True:
             msg = await receive()
-            if msg["type"] == "http.request":
-                seen += len(msg.get("body", b""))
-                if seen > self.max_bytes:
-                    too_big = True
-                    raise _TooLarge
-            return msg
+            if msg["type"] != "http.request":
+                return  # the client went away before its body ended: nobody to answer
+            chunk = msg.get("body", b"")
+            seen += len(chunk)
+            if seen > self.max_bytes:
+                await self._reject(send)
+                return
+            chunks.append(chunk)
+            if not msg.get("more_body", False):
+                break
+        replayed = False
 
-        try:
-            await self.app(scope, limited, send)
-        except _TooLarge:
-            await self._reject(send)
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()  # e.g. http.disconnect, for streaming responses
+            replayed = True
+            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+
+        await self.app(scope, replay, send)
 
     async def _reject(self, send: Send) -> None:
         body: dict[str, Any] = {
             "error": {
                 "code": "body_too_large",
                 "message": f"Request bodies are limited to {self.max_bytes} bytes.",
-                "details": {},
+                "details": {"max_bytes": self.max_bytes},
             }
         }
         raw = json.dumps(body).encode()
@@ -58,11 +69,8 @@ class BodyLimit:
                 "headers": [
                     (b"content-type", b"application/json"),
                     (b"content-length", str(len(raw)).encode()),
+                    (b"connection", b"close"),
                 ],
             }
         )
         await send({"type": "http.response.body", "body": raw})
-
-
-class _TooLarge(Exception):
-    pass

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from app.observer.context import Engine
 from app.observer.decision import Decision, needs_human
+from app.observer.request_build import build_failure
 from app.observer.step_common import (
     SUCCESS,
     deadline_passed,
@@ -67,6 +68,8 @@ def decide_create(
     engine: Engine, profile: Profile, op: Operation, res: CallResult, *, reconciling: bool
 ) -> Decision:
     """Classify a create (or a create replay during reconciliation)."""
+    if (unbuildable := build_failure(res)) is not None:
+        return unbuildable
     ex = [res.exchange]
     if res.outcome == Outcome.OK and (res.remote_job_id or res.result is not None):
         fields = {"remote_job_id": res.remote_job_id, **remote_fields(res), "poll_attempt": 0}

@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from app.core import faults
+from app.observer import step_failures
 from app.observer.context import Engine
 from app.observer.decision import Decision
 from app.observer.steps import step
@@ -40,12 +41,12 @@ async def process(engine: Engine, op: Operation, fence: Fence) -> Operation:
             return op
         try:
             decision = await _step_with_heartbeat(engine, op, fence, carry)
-        except Exception:
-            log.exception("step failed for %s in %s", op.id, op.state)
-            await _schedule_retry(engine, op, fence, "step raised; retrying later")
+            faults.maybe_crash(engine.settings, f"before_apply_{op.state}")  # made, not recorded
+            applied = await apply(engine, op, fence, decision)
+        except Exception as exc:  # counted, recorded, logged; `stalled` after too many in a row
+            retry = _retry_fields(engine, "step raised; retrying later")
+            await step_failures.record(engine, op, fence, exc, retry=retry)
             return op
-        faults.maybe_crash(engine.settings, f"before_apply_{op.state}")  # call made, not recorded
-        applied = await apply(engine, op, fence, decision)
         if not applied:
             log.info("lost the lease or the row moved on %s; leaving it", op.id)
             return op
@@ -83,7 +84,7 @@ async def apply(engine: Engine, op: Operation, fence: Fence, decision: Decision)
     """
     now = engine.now()
     actor = f"observer:{engine.worker_id}"
-    fields = {**decision.fields, **_schedule(engine, op, decision)}
+    fields = {**decision.fields, **_schedule(engine, op, decision), **step_failures.reset(op)}
     async with engine.db.transaction() as session:
         for ex in decision.exchanges:
             await ledger.record(

@@ -14,6 +14,7 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.errors import ApiError
+from app.core.json_guard import NO_NUL
 from app.observer.context import Engine
 from app.operations import ledger
 from app.operations import repository as repo
@@ -31,6 +32,7 @@ WHY = {
     State.CREATE_UNCONFIRMED: "create never confirmed; a remote job may exist",
     State.RESULT_UNAVAILABLE: "result could not be fetched",
     State.RESULT_VALIDATION_FAILED: "result failed its checks",
+    State.STALLED: "the gateway failed repeatedly to move it forward; automation stopped",
 }
 
 
@@ -40,8 +42,8 @@ class ResolveRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     decision: Decision
-    reason: str = Field(min_length=1, max_length=2000)
-    remote_job_id: str | None = Field(default=None, max_length=200)
+    reason: str = Field(min_length=1, max_length=2000, pattern=NO_NUL)
+    remote_job_id: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
     result_deadline_seconds: float | None = Field(default=None, gt=0, le=30 * 86400)
 
 
@@ -96,6 +98,7 @@ async def resolve(engine: Engine, op: Operation, who: str, req: ResolveRequest) 
     fields: dict[str, Any] = {
         "error": None,
         "poll_attempt": 0,
+        "step_failures": 0,  # a resumed `stalled` operation gets its full allowance again
         "next_poll_at": now,
         "lease_owner": None,
         "lease_expires_at": None,

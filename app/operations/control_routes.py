@@ -8,6 +8,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.core.json_body import StrictJsonRoute
+from app.core.json_guard import NO_NUL
 from app.operations import attention, cancellation
 from app.operations.endpoints import (
     ERRORS,
@@ -21,13 +23,13 @@ from app.operations.endpoints import (
 from app.operations.presenter import to_body
 from app.operations.schemas import OperationBody
 
-router = APIRouter(prefix="/v1", tags=["operations"])
+router = APIRouter(prefix="/v1", tags=["operations"], route_class=StrictJsonRoute)
 
 
 class CancelRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    reason: str = Field(default="", max_length=cancellation.MAX_REASON)
+    reason: str = Field(default="", max_length=cancellation.MAX_REASON, pattern=NO_NUL)
 
 
 @router.post(

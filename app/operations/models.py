@@ -62,6 +62,7 @@ class Operation(SQLModel, table=True):
     lease_owner: str | None = None
     lease_expires_at: datetime | None = _ts()
     lease_token: int = 0
+    step_failures: int = 0  # exceptions in a row while moving it; `stalled` at the limit
 
     result: Any = _json()
     result_ref: str | None = None

@@ -10,6 +10,7 @@ import math
 from datetime import datetime
 from typing import Any
 
+from app.core.text import degrade
 from app.operations.models import Operation
 from app.operations.schemas import ErrorOut, NextAction, OperationBody, ProgressOut
 from app.operations.states import CANCELLING_STATES, NEEDS_ATTENTION, State, is_done
@@ -23,6 +24,8 @@ _ATTENTION_WHY = {
     State.CONTRACT_VIOLATION: "the provider reported conflicting job ids for one request",
     State.RESULT_UNAVAILABLE: "the provider finished but its result could not be fetched",
     State.RESULT_VALIDATION_FAILED: "the result was fetched but failed its checks",
+    State.STALLED: "the gateway failed several times in a row to move it forward, so "
+    "automation stopped",
 }
 
 
@@ -160,7 +163,7 @@ def to_body(op: Operation, now: datetime, *, outcome: str | None = None) -> Oper
     summary = op.result_summary if isinstance(op.result_summary, dict) else None
     done_ok = State(op.state) == State.SUCCEEDED
     result: Any = op.result if done_ok else None
-    return OperationBody(
+    body = OperationBody(
         operation_id=op.id,
         status=agent_status(op),
         done=is_done(State(op.state)),
@@ -190,3 +193,12 @@ def to_body(op: Operation, now: datetime, *, outcome: str | None = None) -> Oper
         },
         outcome=outcome,
     )
+    return _encodable(body)
+
+
+def _encodable(body: OperationBody) -> OperationBody:
+    """The body, with text no encoder can write (a lone surrogate in a label or result
+    stored by an older version) shown as U+FFFD: one bad row must never break a list."""
+    dumped = body.model_dump()
+    clean = degrade(dumped)
+    return body if clean is dumped else OperationBody.model_validate(clean)

@@ -9,6 +9,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from app.core.errors import ApiError
+from app.core.text import degrade
+from app.operations import cursors
 from app.operations import repository as repo
 from app.operations.endpoints import ERRORS, Caller, engine_of, load
 from app.operations.presenter import agent_status, to_body
@@ -16,6 +18,7 @@ from app.operations.states import State
 
 router = APIRouter(prefix="/v1", tags=["operations"])
 MAX_ERRORS_PAGE = 200
+_POSITION = {"json_schema_extra": {"pattern": r"^(0|[1-9][0-9]{0,8})$"}}  # checked by cursors
 
 
 @router.get("/operations/{op_id}/result", operation_id="getOperationResult", responses=ERRORS)
@@ -52,21 +55,22 @@ async def get_errors(
     request: Request,
     who: Caller,
     limit: Annotated[int, Query(ge=1, le=MAX_ERRORS_PAGE)] = 50,
-    cursor: Annotated[str | None, Query()] = None,
+    cursor: Annotated[
+        str | None,
+        Query(description="next_cursor of the previous page", **_POSITION),
+    ] = None,
 ) -> dict[str, Any]:
     """Failed items, `limit` at a time; `next_cursor` is null on the last page."""
     engine = engine_of(request)
     await load(engine, op_id, who)
-    after = -1
-    if cursor is not None:
-        if not cursor.lstrip("-").isdigit():
-            raise ApiError(400, "invalid_cursor", "The cursor is not one this API returned.")
-        after = int(cursor)
+    after = -1 if cursor is None else cursors.decode_position(cursor)
     async with engine.db.transaction() as session:
         rows = await repo.result_items(session, op_id, after=after, limit=limit + 1)
     page = rows[:limit]
-    return {
-        "operation_id": op_id,
-        "items": [{"position": r.position, "item": r.item} for r in page],
-        "next_cursor": str(page[-1].position) if len(rows) > limit else None,
-    }
+    return degrade(  # type: ignore[no-any-return]
+        {
+            "operation_id": op_id,
+            "items": [{"position": r.position, "item": r.item} for r in page],
+            "next_cursor": str(page[-1].position) if len(rows) > limit else None,
+        }
+    )

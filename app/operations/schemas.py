@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl
 
+from app.core.json_guard import NO_NUL, JsonObject, Text
+
 MAX_LABELS = 20
 
 
@@ -22,13 +24,13 @@ class CreateOperationRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    provider: str = Field(min_length=1, max_length=64)
-    kind: str = Field(min_length=1, max_length=64)
-    input: dict[str, Any]
+    provider: str = Field(min_length=1, max_length=64, pattern=NO_NUL)
+    kind: str = Field(min_length=1, max_length=64, pattern=NO_NUL)
+    input: JsonObject
     deadlines: DeadlinesIn | None = None
     callback_url: HttpUrl | None = None
-    labels: dict[str, str] = Field(default_factory=dict, max_length=MAX_LABELS)
-    approval: dict[str, Any] | None = None
+    labels: dict[Text, Text] = Field(default_factory=dict, max_length=MAX_LABELS)
+    approval: JsonObject | None = None
 
 
 class NextAction(BaseModel):

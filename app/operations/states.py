@@ -29,6 +29,7 @@ class State(StrEnum):
     CONTRACT_VIOLATION = "contract_violation"  # provider broke its contract
     RESULT_UNAVAILABLE = "result_unavailable"  # remote done, result not fetched by deadline
     RESULT_VALIDATION_FAILED = "result_validation_failed"  # result failed its checks
+    STALLED = "stalled"  # the gateway failed N times in a row to move it; automation stopped
     ABANDONED = "abandoned"  # an operator stopped all work on it
 
 
@@ -41,6 +42,7 @@ NEEDS_ATTENTION = frozenset(
         State.CONTRACT_VIOLATION,
         State.RESULT_UNAVAILABLE,
         State.RESULT_VALIDATION_FAILED,
+        State.STALLED,
     }
 )
 CANCELLING_STATES = frozenset({State.CANCEL_REQUESTED, State.CANCELLING})
@@ -85,6 +87,9 @@ ALLOWED: dict[State, frozenset[State]] = {
         {S.SUCCEEDED, S.FAILED, S.RESULT_UNAVAILABLE, S.RESULT_VALIDATION_FAILED}
     ),
 }
+# Any state automation still works on may stall: the gateway's own steps kept failing
+# (an exception, not a provider answer), and retrying forever would hide it.
+ALLOWED.update({src: targets | {S.STALLED} for src, targets in ALLOWED.items()})
 # Needs-attention states leave automation only through an operator's resolve.
 RESOLVE_TARGETS = frozenset({S.ACCEPTED, S.OBSERVING, S.RESULT_COLLECTING, S.ABANDONED})
 
@@ -98,6 +103,7 @@ _EVIDENCE_REQUIRED: dict[State, str] = {
     S.CONTRACT_VIOLATION: "conflicting_job_ids",
     S.CANCEL_REQUESTED: "cancel_intent",
     S.ABANDONED: "operator_decision",
+    S.STALLED: "step_failures",
 }
 
 

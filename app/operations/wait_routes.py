@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 from sse_starlette.sse import EventSourceResponse
 
-from app.core.errors import ApiError
+from app.operations import cursors
 from app.operations import repository as repo
 from app.operations.endpoints import ERRORS, Caller, body_json, engine_of, load
 from app.operations.presenter import agent_status
@@ -54,21 +54,54 @@ async def wait_operation(
     return body_json(op, engine, outcome="timed_out")
 
 
-@router.get("/operations/{op_id}/events", operation_id="streamOperationEvents", responses=ERRORS)
-async def stream_events(
-    op_id: str,
-    request: Request,
-    who: Caller,
-    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
-) -> EventSourceResponse:
+ERROR_BODY_REF = "#/components/schemas/ErrorBody"
+SSE_EVENT = {  # one event: `data` is JSON text (a history row; the operation body on `done`)
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "description": "history row id; send as Last-Event-ID"},
+        "event": {"type": "string", "description": "history kind, or `done`"},
+        "data": {"type": "string"},
+    },
+    "required": ["event", "data"],
+}
+
+
+class _EventStream(Response):
+    """Names the media type of the events route in the OpenAPI document."""
+
+    media_type = "text/event-stream"
+
+
+# Read from the request, not declared with Header(): an optional header would be
+# documented as nullable, and "null" is not an event id.
+LAST_EVENT_ID = {
+    "name": "Last-Event-ID",
+    "in": "header",
+    "required": False,
+    "description": "The id of the last event received, to resume after it.",
+    "schema": {"type": "string", "pattern": r"^(|0|[1-9][0-9]{0,17})$"},  # empty: from the start
+}
+
+
+@router.get(
+    "/operations/{op_id}/events",
+    operation_id="streamOperationEvents",
+    response_class=_EventStream,
+    responses={
+        200: {"content": {"text/event-stream": {"schema": SSE_EVENT}}},
+        **{  # errors are JSON even though the stream is not
+            code: {"content": {"application/json": {"schema": {"$ref": ERROR_BODY_REF}}}}
+            for code in ERRORS
+        },
+    },
+    openapi_extra={"parameters": [LAST_EVENT_ID]},
+)
+async def stream_events(op_id: str, request: Request, who: Caller) -> EventSourceResponse:
     """One SSE event per history row (transition, observation, exchange) until done."""
     engine = engine_of(request)
     await load(engine, op_id, who)
-    after = 0
-    if last_event_id:
-        if not last_event_id.isdigit():
-            raise ApiError(400, "invalid_last_event_id", "Last-Event-ID must be an event id.")
-        after = int(last_event_id)
+    last_event_id = request.headers.get("last-event-id")
+    after = cursors.decode_event_id(last_event_id) if last_event_id else 0
 
     async def events() -> AsyncIterator[dict[str, Any]]:
         nonlocal after

@@ -104,18 +104,18 @@ class ProviderClient:
             "$client_reference": client_reference,
             "$token": token,
         }
-        body = copy.deepcopy(input) if ep.body is None else render(ep.body, values)
         headers: dict[str, str] = {}
         idem, ref = profile.idempotency, profile.client_reference
         try:
+            body = copy.deepcopy(input) if ep.body is None else render(ep.body, values)
             if idem.location == "header" and idem.header:
                 headers[idem.header] = token
             elif idem.location == "body" and idem.pointer:
                 pointers.set_value(body, idem.pointer, token)
             if ref.location != "none" and ref.pointer and client_reference is not None:
                 pointers.set_value(body, ref.pointer, client_reference)
-        except (pointers.PointerError, TypeError) as exc:
-            return self._refused("create", f"cannot build the create body: {exc}")
+        except Exception as exc:  # a template mismatch, an input too deep to copy: nothing sent
+            return self._refused("create", f"cannot build the create body: {_named(exc)}")
         raw = await self._call(profile, "create", ep, None, trace_id, worker, body, headers, None)
         return self._observation(profile, raw, require="job_id")
 
@@ -226,7 +226,9 @@ class ProviderClient:
                 timeout=httpx.Timeout(t.read, connect=t.connect),
             )
         except Exception as exc:  # e.g. an input that is not JSON: nothing was sent
-            return self._refused_raw(operation, f"cannot build the request: {exc}", variants)
+            return self._refused_raw(
+                operation, f"cannot build the request: {_named(exc)}", variants
+            )
         cap = profile.validation.max_bytes + _ENVELOPE_BYTES
         started = time.perf_counter()
         response: httpx.Response | None = None
@@ -349,6 +351,12 @@ class ProviderClient:
 
     def _refused(self, operation: str, why: str) -> CallResult:
         return self._base(self._refused_raw(operation, why), Outcome.REJECTED, None)
+
+
+def _named(exc: Exception) -> str:
+    """An exception as a short line for history: its class and the start of its message."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
 
 
 def _replace(found: CallResult, **changes: Any) -> CallResult:

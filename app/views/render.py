@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from app.core.errors import ApiError
+from app.core.text import degrade
 from app.providers.secrets import REDACTED
 
 HERE = Path(__file__).resolve().parent
@@ -68,7 +69,10 @@ def relative(value: datetime | None, now: datetime) -> str:
 
 def pretty(value: Any) -> str:
     """Indented JSON for a <pre>, bounded in size (the template escapes it)."""
-    text = json.dumps(value, indent=2, sort_keys=True, default=str, ensure_ascii=False)
+    try:
+        text = json.dumps(value, indent=2, sort_keys=True, default=str, ensure_ascii=False)
+    except (RecursionError, ValueError):  # a value stored before depth was bounded
+        text = "(nested too deep to display)"
     if len(text) > MAX_PRETTY_CHARS:
         return text[:MAX_PRETTY_CHARS] + "\n… (cut for display)"
     return text
@@ -79,6 +83,11 @@ def header_value(name: str, value: Any) -> str:
     return REDACTED if str(name).lower() in CREDENTIAL_HEADERS else str(value)
 
 
+def urlencode(value: Any) -> str:
+    """Jinja's `urlencode`, after `degrade`: it encodes to UTF-8 in the middle of a page."""
+    return str(jinja2.filters.do_urlencode(degrade(value)))
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(HERE / "templates"),
@@ -86,7 +95,9 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(ts=format_ts, rel=relative, pretty=pretty, header_value=header_value)
+    env.filters.update(
+        ts=format_ts, rel=relative, pretty=pretty, header_value=header_value, urlencode=urlencode
+    )
     return env
 
 
@@ -96,10 +107,13 @@ TEMPLATES = Jinja2Templates(env=_environment())
 def page(
     request: Request, name: str, context: dict[str, Any], *, status: int = 200
 ) -> HTMLResponse:
-    """Render one template with the security headers every page carries."""
-    response = TEMPLATES.TemplateResponse(request, name, context, status_code=status)
-    response.headers.update(SECURITY_HEADERS)
-    return response
+    """Render one template with the security headers every page carries.
+
+    Text no encoder can write (a lone surrogate stored by an older version) is shown
+    as U+FFFD, so one bad row never breaks a page.
+    """
+    html = TEMPLATES.get_template(name).render({"request": request, **context})
+    return HTMLResponse(degrade(html), status_code=status, headers=SECURITY_HEADERS)
 
 
 def error_page(request: Request, err: ApiError, *, who: str | None = None) -> HTMLResponse:

@@ -18,14 +18,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import ValidationError
 
 from app.auth import deps
+from app.core import json_guard
 from app.core.errors import ApiError
 from app.observer.context import Engine
 from app.operations import attention, cancellation, endpoints
 from app.operations import repository as repo
 from app.operations.endpoints import engine_of, load
 from app.operations.models import Operation
-from app.operations.presenter import agent_status, to_body
-from app.operations.schemas import OperationBody
+from app.operations.presenter import to_body
 from app.operations.states import NEEDS_ATTENTION, State, is_done
 from app.views.render import STATIC_DIR, check_same_origin, error_page, page, read_form
 
@@ -33,8 +33,8 @@ router = APIRouter(prefix="/operations", include_in_schema=False)
 
 PAGE_SIZE = 50  # operations per list page
 ATTENTION_LIMIT = 200  # rows on the attention page
-STATUSES: tuple[str, ...] = get_args(OperationBody.model_fields["status"].annotation)
-STATES: tuple[str, ...] = tuple(s.value for s in State)
+STATUSES = endpoints.STATUSES
+STATES = endpoints.STATES
 DECISIONS: tuple[str, ...] = get_args(attention.Decision)
 # Fixed notices after a redirect: the query names one, so no text is ever reflected.
 NOTICES = {
@@ -102,37 +102,18 @@ async def list_page(
 async def _list(
     engine: Engine, who: deps.Principal, query: dict[str, str], cursor: str
 ) -> tuple[list[Operation], str | None]:
-    """One page, with the API's filter rules and cursor helpers (not a copy of them)."""
-    states: tuple[str, ...] = ()
-    if query["state"]:
-        if query["state"] not in STATES:
-            raise ApiError(422, "unknown_state", f"No state {query['state']!r}.")
-        states = (query["state"],)
-    if query["status"]:
-        states = endpoints.states_for_status(query["status"], states)
-    label_kv = None
-    if query["label"]:
-        if "=" not in query["label"]:
-            raise ApiError(422, "invalid_label", "The label filter must be key=value.")
-        key, value = query["label"].split("=", 1)
-        label_kv = (key, value)
-    flt = repo.ListFilter(
-        principal=who.owner_filter,
-        states=states,
-        provider=query["provider"] or None,
-        trace_id=query["trace_id"] or None,
-        label=label_kv,
+    """One page, with the API's filter rules and paging (not a copy of them)."""
+    flt = endpoints.build_filter(
+        who.owner_filter,
+        status=query["status"],
+        state=query["state"],
+        provider=query["provider"],
+        trace_id=query["trace_id"],
+        label=query["label"],
     )
-    before = endpoints.decode_cursor(cursor) if cursor else None
-    async with engine.db.transaction() as session:
-        ops = await repo.list_operations(
-            session, flt, limit=PAGE_SIZE + 1, before=before, done_states=endpoints.DONE_STATES
-        )
-    next_cursor = endpoints.encode_cursor(ops[PAGE_SIZE - 1]) if len(ops) > PAGE_SIZE else None
-    found = ops[:PAGE_SIZE]
-    if query["status"]:  # e.g. succeeded vs completed_with_errors share one state
-        found = [o for o in found if agent_status(o) == query["status"]]
-    return found, next_cursor
+    return await endpoints.list_page(
+        engine, flt, status=query["status"] or None, limit=PAGE_SIZE, cursor=cursor or None
+    )
 
 
 @router.get("/attention", response_class=HTMLResponse)
@@ -242,6 +223,7 @@ async def _action(
         caller = await _operator(request)
         who = caller.name
         form = await read_form(request)
+        json_guard.check(form)  # the same intake rules as the API's JSON bodies
         engine = engine_of(request)
         return caller, form, engine, await load(engine, op_id, caller)
     except ApiError as err:

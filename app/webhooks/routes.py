@@ -20,6 +20,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
+from app.core import json_guard
 from app.core.errors import ApiError
 from app.observer.context import Engine
 from app.operations import ledger
@@ -83,7 +84,7 @@ def _ack(status_code: int, ack: WebhookAck) -> JSONResponse:
     response_model=WebhookAck,
     responses={
         200: {"model": WebhookAck, "description": "already recorded (duplicate)"},
-        **{c: {"model": ErrorBody} for c in (400, 401, 404, 413, 503)},
+        **{c: {"model": ErrorBody} for c in (400, 401, 404, 413, 422, 503)},
     },
 )
 async def receive_webhook(provider: str, request: Request) -> JSONResponse:
@@ -106,13 +107,13 @@ async def receive_webhook(provider: str, request: Request) -> JSONResponse:
         raise ApiError(401, "webhook_signature_invalid", f"Webhook rejected: {exc}.") from None
     except SecretInvalid as exc:
         raise ApiError(503, "webhook_secret_invalid", str(exc)) from None
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        raise ApiError(400, "malformed_json", "The webhook body is not valid JSON.") from None
+    # Signed is not sane: the intake rules hold for what a provider sends too.
+    doc = json_guard.loads(body)
+    json_guard.check(doc)
 
     spec = profile.webhooks
     event_id = _event_id(profile, request.headers, doc, body)
+    json_guard.check_text(event_id, parameter="webhook-id")
     event_type = _text(pointers.get(doc, spec.event_type))
     job_id = _text(pointers.get(doc, spec.job_id))
     remote_state = _text(pointers.get(doc, spec.state))

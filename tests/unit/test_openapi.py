@@ -30,3 +30,12 @@ def test_operation_ids_are_stable() -> None:
         "getOperationErrors",
         "getOperationHistory",
     } <= ids
+
+
+def test_every_answer_of_the_webhook_route_is_documented() -> None:
+    """The 503 (no secret configured) and 422 (a value outside the intake rules) included."""
+    responses = document()["paths"]["/v1/webhooks/{provider}"]["post"]["responses"]  # type: ignore[index]
+    assert {"200", "202", "400", "401", "404", "413", "422", "503"} <= set(responses)
+    for code in ("422", "503"):
+        schema = responses[code]["content"]["application/json"]["schema"]
+        assert schema == {"$ref": "#/components/schemas/ErrorBody"}

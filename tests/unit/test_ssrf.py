@@ -86,3 +86,38 @@ async def test_create_time_check_is_a_422_unless_allowed() -> None:
         await check_callback_url("http://10.0.0.1/x", allow_private=False)
     assert info.value.status == 422 and info.value.code == "callback_url_forbidden"
     await check_callback_url("http://10.0.0.1/x", allow_private=True)
+
+
+# IPv6 forms that carry an IPv4 address: each reaches that IPv4 host, so each is judged by it.
+
+
+async def test_6to4_wrapping_a_non_global_ipv4_is_refused() -> None:
+    # 2002:WWXX:YYZZ::/48 is the 6to4 site of W.X.Y.Z: these are 169.254.169.254 and 127.0.0.1.
+    with pytest.raises(CallbackForbidden, match="link-local"):
+        await check_url("http://[2002:a9fe:a9fe::1]/", resolver=failing_resolver)
+    with pytest.raises(CallbackForbidden, match="loopback"):
+        await check_url("http://[2002:7f00:1::1]/", resolver=failing_resolver)
+    assert forbidden_reason(ipaddress.ip_address("2002:a00:1::1")) == "private"  # 10.0.0.1
+    assert forbidden_reason(ipaddress.ip_address("2002:808:808::1")) is None  # 8.8.8.8
+
+
+async def test_nat64_is_refused() -> None:
+    with pytest.raises(CallbackForbidden, match="loopback"):
+        await check_url("http://[64:ff9b::7f00:1]/", resolver=failing_resolver)
+    assert forbidden_reason(ipaddress.ip_address("64:ff9b::a9fe:a9fe")) == "link-local"
+    # The well-known prefix is reserved, so even a public IPv4 behind it is refused.
+    assert forbidden_reason(ipaddress.ip_address("64:ff9b::808:808")) is not None
+
+
+async def test_ipv4_mapped_forms_of_non_global_ipv4_are_refused() -> None:
+    with pytest.raises(CallbackForbidden, match="link-local"):
+        await check_url("http://[::ffff:169.254.169.254]/", resolver=failing_resolver)
+    assert forbidden_reason(ipaddress.ip_address("::ffff:a9fe:a9fe")) == "link-local"
+    assert forbidden_reason(ipaddress.ip_address("::ffff:100.64.0.1")) == "non-global"
+
+
+async def test_ipv4_compatible_forms_of_non_global_ipv4_are_refused() -> None:
+    with pytest.raises(CallbackForbidden, match="loopback"):
+        await check_url("http://[::127.0.0.1]/", resolver=failing_resolver)
+    assert forbidden_reason(ipaddress.ip_address("::a9fe:a9fe")) == "link-local"
+    assert forbidden_reason(ipaddress.ip_address("::10.1.2.3")) == "private"

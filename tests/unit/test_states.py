@@ -77,3 +77,25 @@ def test_terminal_states_have_no_way_out() -> None:
 def test_transitions_outside_the_table_are_refused(src: State, dst: State) -> None:
     with pytest.raises(TransitionRefused):
         check_transition(src, dst, Evidence("anything"))
+
+
+def test_every_working_state_may_stall_with_evidence_of_the_failures() -> None:
+    working = set(State) - TERMINAL - NEEDS_ATTENTION
+    assert working == set(ALLOWED)
+    for state in working:
+        check_transition(state, State.STALLED, Evidence("step_failures"))
+        with pytest.raises(TransitionRefused):
+            check_transition(state, State.STALLED, Evidence("remote_running"))
+    for state in TERMINAL | (NEEDS_ATTENTION - {State.STALLED}):
+        with pytest.raises(TransitionRefused):
+            check_transition(state, State.STALLED, Evidence("step_failures"))
+
+
+def test_stalled_needs_a_human_and_leaves_only_through_resolve() -> None:
+    assert State.STALLED in NEEDS_ATTENTION and is_done(State.STALLED)
+    for target in (State.ACCEPTED, State.OBSERVING, State.RESULT_COLLECTING, State.ABANDONED):
+        check_transition(State.STALLED, target, Evidence("operator_decision", operator=True))
+        with pytest.raises(TransitionRefused):
+            check_transition(State.STALLED, target, Evidence("step_failures"))
+    with pytest.raises(TransitionRefused):
+        check_transition(State.STALLED, State.FAILED, Evidence("x", operator=True))
