@@ -41,7 +41,10 @@ CREATE TABLE IF NOT EXISTS jobs (
     result_calls INTEGER NOT NULL DEFAULT 0,
     webhooks_sent INTEGER NOT NULL DEFAULT 0,
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    metadata TEXT,
+    list_delay INTEGER NOT NULL DEFAULT 0,
+    list_seen INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_by_token ON jobs (token, seq);
 CREATE INDEX IF NOT EXISTS jobs_by_client_reference ON jobs (client_reference, seq);
@@ -56,6 +59,13 @@ CREATE TABLE IF NOT EXISTS calls (
 );
 CREATE INDEX IF NOT EXISTS calls_by_job ON calls (job_id, id);
 """
+# Columns added after the first release: a state file written before them gets them here.
+_ADDED_COLUMNS = {
+    "metadata": "TEXT",
+    "list_delay": "INTEGER NOT NULL DEFAULT 0",
+    "list_seen": "INTEGER NOT NULL DEFAULT 0",
+}
+MAX_PAGE = 100  # the largest listing page the mock serves
 
 
 def _now() -> str:
@@ -81,6 +91,9 @@ class JobRecord:
     webhooks_sent: int
     created_at: str
     updated_at: str
+    metadata: dict[str, Any] | None = None
+    list_delay: int = 0  # listings that leave this job out before it shows
+    list_seen: int = 0  # listings that have left it out so far
 
     @property
     def progress(self) -> tuple[int, int]:
@@ -98,6 +111,8 @@ class NewJob:
     trace_id: str | None
     state: str
     progress: tuple[int, int]
+    metadata: dict[str, Any] | None = None
+    list_delay: int = 0
 
 
 @dataclass(frozen=True)
@@ -114,7 +129,31 @@ _COLUMNS = ", ".join(JobRecord.__dataclass_fields__)
 def _job(row: sqlite3.Row) -> JobRecord:
     values = dict(row)
     values["scenario"] = json.loads(values["scenario"])
+    values["metadata"] = json.loads(values["metadata"]) if values["metadata"] else None
     return JobRecord(**values)
+
+
+def _listed(row: sqlite3.Row) -> dict[str, Any]:
+    """A job as a listing shows it."""
+    meta = json.loads(row["metadata"]) if row["metadata"] else {}
+    return {
+        "job_id": row["job_id"],
+        "state": row["state"],
+        "created_at": row["created_at"],
+        "metadata": meta,
+    }
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of the unfiltered listing, newest first."""
+
+    jobs: list[dict[str, Any]]
+    next_cursor: str | None  # pass back as `cursor` for the next page; None on the last
+
+    @property
+    def last_id(self) -> str | None:
+        return self.jobs[-1]["job_id"] if self.jobs else None
 
 
 class MockStore:
@@ -136,6 +175,10 @@ class MockStore:
             conn.execute("PRAGMA synchronous=NORMAL")  # WAL makes this crash-safe enough
             conn.execute("PRAGMA busy_timeout=5000")
             conn.executescript(_SCHEMA)
+            have = {r["name"] for r in conn.execute("PRAGMA table_info(jobs)")}
+            for name, decl in _ADDED_COLUMNS.items():
+                if name not in have:
+                    conn.execute(f"ALTER TABLE jobs ADD COLUMN {name} {decl}")
             self._conn = conn
         return self._conn
 
@@ -167,24 +210,36 @@ class MockStore:
 
     def create_call(
         self,
-        token: str,
+        token: str | None,
         decide: Callable[[int], CreateDecision],
         new_job: NewJob,
         worker: str | None,
         trace_id: str | None = None,
+        *,
+        idempotent: bool = True,
     ) -> tuple[CreateDecision, JobRecord | None]:
-        """Count a create call for `token`, let `decide(jobs_for_token)` choose, and apply
+        """Count a create call for `token`, let `decide(earlier_jobs)` choose, and apply
         it atomically: action "new" stores `new_job`, "existing" answers with the token's
-        latest job, "none" stores nothing. Returns the decision and the job."""
+        latest job, "none" stores nothing. Returns the decision and the job.
+
+        Idempotent, `earlier_jobs` counts the token's jobs; otherwise (no token, or
+        a scenario that ignores it) it counts the client reference's jobs. A create
+        without a token is filed under a fresh `untokened_...` token of its own."""
+        token = token or "untokened_" + secrets.token_hex(8)
         with self._tx() as conn:
             conn.execute(
                 "INSERT INTO creates (token, calls) VALUES (?, 1) "
                 "ON CONFLICT(token) DO UPDATE SET calls = calls + 1",
                 (token,),
             )
-            (count,) = conn.execute(
-                "SELECT COUNT(*) FROM jobs WHERE token = ?", (token,)
-            ).fetchone()
+            if idempotent:
+                sql, arg = "SELECT COUNT(*) FROM jobs WHERE token = ?", token
+            else:
+                sql, arg = (
+                    "SELECT COUNT(*) FROM jobs WHERE client_reference = ?",
+                    new_job.client_reference,
+                )
+            (count,) = conn.execute(sql, (arg,)).fetchone()
             decision = decide(int(count))
             action = decision.action
             job_id: str | None = None
@@ -193,8 +248,8 @@ class MockStore:
                 now = _now()
                 conn.execute(
                     "INSERT INTO jobs (job_id, token, client_reference, kind, trace_id, scenario,"
-                    " state, completed, total, created_at, updated_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " state, completed, total, created_at, updated_at, metadata, list_delay)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         job_id,
                         token,
@@ -206,6 +261,8 @@ class MockStore:
                         *new_job.progress,
                         now,
                         now,
+                        json.dumps(new_job.metadata) if new_job.metadata is not None else None,
+                        new_job.list_delay,
                     ),
                 )
             elif action == "existing":
@@ -262,7 +319,8 @@ class MockStore:
     def lookup(
         self, idempotency_key: str | None, client_reference: str | None
     ) -> list[dict[str, Any]]:
-        """Jobs matching every given filter, oldest first: `{job_id, state, created_at}`."""
+        """Jobs matching every given filter, oldest first: `{job_id, state, created_at,
+        metadata}`; a job still inside its `list_delay` is left out (and counts it)."""
         where, args = [], []
         if idempotency_key is not None:
             where.append("token = ?")
@@ -270,12 +328,53 @@ class MockStore:
         if client_reference is not None:
             where.append("client_reference = ?")
             args.append(client_reference)
-        sql = "SELECT job_id, state, created_at FROM jobs"
+        sql = "SELECT seq, job_id, state, created_at, metadata, list_delay, list_seen FROM jobs"
         if where:
             sql += " WHERE " + " AND ".join(where)
+        with self._tx() as conn:
+            rows = conn.execute(sql + " ORDER BY seq", args).fetchall()
+            return [_listed(r) for r in rows if self._shows(conn, r)]
+
+    def page(self, *, limit: int, before_seq: int | None) -> Page:
+        """The unfiltered listing, newest first: up to `limit` jobs older than `before_seq`.
+
+        Eventual consistency: a job inside its `list_delay` is passed over (and the
+        pass counted) without taking a place on the page."""
+        limit = max(1, min(limit, MAX_PAGE))
+        sql = "SELECT seq, job_id, state, created_at, metadata, list_delay, list_seen FROM jobs"
+        args: list[Any] = []
+        if before_seq is not None:
+            sql += " WHERE seq < ?"
+            args.append(before_seq)
+        jobs: list[dict[str, Any]] = []
+        last_seq: int | None = None
+        with self._tx() as conn:
+            for row in conn.execute(sql + " ORDER BY seq DESC", args).fetchall():
+                if len(jobs) == limit:
+                    break
+                last_seq = row["seq"]
+                if self._shows(conn, row):
+                    jobs.append(_listed(row))
+            more = (
+                last_seq is not None
+                and conn.execute("SELECT 1 FROM jobs WHERE seq < ? LIMIT 1", (last_seq,)).fetchone()
+            )
+        return Page(jobs, f"s{last_seq}" if more else None)
+
+    def seq_of(self, job_id: str) -> int | None:
+        """The listing position of a job (for `after=<job id>`), or None."""
         with self._lock:
-            rows = self._connect().execute(sql + " ORDER BY seq", args).fetchall()
-        return [dict(r) for r in rows]
+            row = self._connect().execute("SELECT seq FROM jobs WHERE job_id = ?", (job_id,))
+            found = row.fetchone()
+        return int(found["seq"]) if found else None
+
+    @staticmethod
+    def _shows(conn: sqlite3.Connection, row: sqlite3.Row) -> bool:
+        """Whether a listing shows this job now; a pass while it is hidden is counted."""
+        if row["list_seen"] >= row["list_delay"]:
+            return True
+        conn.execute("UPDATE jobs SET list_seen = list_seen + 1 WHERE seq = ?", (row["seq"],))
+        return False
 
     def stats(
         self, token: str | None = None, client_reference: str | None = None
