@@ -232,14 +232,11 @@ class MockStore:
                 "ON CONFLICT(token) DO UPDATE SET calls = calls + 1",
                 (token,),
             )
-            if idempotent:
-                sql, arg = "SELECT COUNT(*) FROM jobs WHERE token = ?", token
-            else:
-                sql, arg = (
-                    "SELECT COUNT(*) FROM jobs WHERE client_reference = ?",
-                    new_job.client_reference,
-                )
-            (count,) = conn.execute(sql, (arg,)).fetchone()
+            column = "token" if idempotent else "client_reference"
+            arg = token if idempotent else new_job.client_reference
+            (count,) = conn.execute(
+                f"SELECT COUNT(*) FROM jobs WHERE {column} = ?", (arg,)
+            ).fetchone()
             decision = decide(int(count))
             action = decision.action
             job_id: str | None = None

@@ -39,6 +39,8 @@ class Operation(SQLModel, table=True):
     input: Any = Field(sa_type=JSON)
     provider_token: str
     trace_id: str = Field(index=True)
+    # How a single remote job is ensured (token | lookup | none), as promised at intake.
+    single_create: str = "none"
 
     state: str = Field(index=True)
     version: int = 0

@@ -20,7 +20,12 @@ POINTS = [
     # The create was sent and answered, the answer never recorded:
     ("before_apply_create_pending", {"name": "slow", "polls": 1}, False, "succeeded"),
     # ... and the provider then breaks its contract: only a lookup can tell.
-    ("before_apply_create_pending", {"name": "different_job_id"}, False, "contract_violation"),
+    (
+        "before_apply_create_pending",
+        {"name": "different_job_id", "list_delay": 1},
+        False,
+        "contract_violation",
+    ),
     ("after_accepted", {"name": "slow", "polls": 1}, False, "succeeded"),
     ("after_create_unknown", {"name": "lost_create_response"}, False, "succeeded"),
     ("after_reconciling", {"name": "accept_then_5xx"}, False, "succeeded"),

@@ -40,7 +40,7 @@ SCENARIOS: list[tuple[dict[str, Any], int, bool]] = [
     ({"name": "result_unavailable", "polls": 2}, 1, True),
     ({"name": "cancel_race", "polls": 3}, 1, True),
     ({"name": "never_finishes"}, 1, False),
-    ({"name": "different_job_id"}, 1, True),
+    ({"name": "different_job_id", "list_delay": 1}, 1, True),
     ({"name": "sync"}, 1, False),
 ]
 
