@@ -126,6 +126,7 @@ def decide_create(engine: Engine, profile: Profile, op: Operation, res: CallResu
         delay=None if blind else delay_for(engine, profile, op, res),
         again=blind,
         exchanges=ex,
+        carry=res if blind else None,
     )
 
 
@@ -135,7 +136,7 @@ async def step_create_unknown(
     cap = capability(profile, op.single_create)
     past = deadline_passed(op.create_deadline_at, engine.now())
     if isinstance(cap, Blind):
-        why = "no idempotency token and no lookup: the create is never sent again"
+        why = _what_the_create_got(carry)
         return unconfirmed(engine, profile, op, cap, why, notes=[refused_resend(op, cap)])
     if past and isinstance(cap, TokenHonoured) and cap.lookup is None:
         # Past the deadline only reads are allowed, and this profile has nothing to read.
@@ -163,3 +164,13 @@ async def step_reconciling(
         return await by_lookup(engine, profile, op, cap)
     # The profile lost its lookup while this operation was reconciling.
     return unconfirmed(engine, profile, op, cap, "no lookup left", notes=[refused_resend(op, cap)])
+
+
+def _what_the_create_got(res: CallResult | None) -> str:
+    """Why the create is in doubt, in words: its answer, or the process that died."""
+    if res is None:
+        return "the create request died after it may have sent the create"
+    ex = res.exchange
+    if ex.status_code is not None:
+        return f"the create was answered HTTP {ex.status_code}"
+    return f"the create got no answer: {ex.error or 'transport failure'}"

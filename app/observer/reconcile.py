@@ -114,7 +114,8 @@ async def by_lookup(engine: Engine, profile: Profile, op: Operation, cap: Lookup
         return _judge(op, cap, found.job_ids, ex, "lookup", sends=sends, notes=notes)
     if found.job_ids:
         where = f"{found.pages} page(s) listed"
-        return _judge(op, cap, found.job_ids, ex, f"lookup by client reference ({where})", None)
+        how = f"lookup by client reference ({where})"
+        return _judge(op, cap, found.job_ids, ex, how, None, notes=notes)
     why = (
         f"no job with client reference {op.id} listed yet "
         f"({found.pages} page(s), stopped at {found.stopped})"
@@ -234,7 +235,7 @@ def unconfirmed(
         State.CREATE_UNCONFIRMED,
         cause,
         Evidence(evidence),
-        f"{_WHAT_HAPPENED[cap.guarantee.value]} ({cause}.) {hint}",
+        f"{_WHAT_HAPPENED[cap.guarantee.value]} Cause: {cause}. {hint}",
         details=details,
         exchanges=ex,
         notes=notes,
