@@ -207,13 +207,13 @@ def refused_resend(op: Operation, cap: Capability) -> Note:
 _WHAT_HAPPENED = {
     "token": "The create was never confirmed before its deadline; a remote job may exist.",
     "lookup": (
-        "jobgate sent the create once; the provider honours no idempotency token, so it was "
-        "NOT sent again, and no lookup found the job before the create deadline."
+        "jobgate sent the create at most once and NEVER again (the provider honours no "
+        "idempotency token), and no lookup found the job before the create deadline."
     ),
     "none": (
-        "jobgate sent the create once and does not know whether the provider started the "
-        "job. The provider honours no idempotency token and has no lookup, so jobgate will "
-        "NOT send it again."
+        "jobgate sent the create at most once and does not know whether the provider started "
+        "the job. The provider honours no idempotency token and has no lookup, so jobgate "
+        "will NOT send it again."
     ),
 }
 
