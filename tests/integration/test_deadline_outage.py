@@ -71,28 +71,25 @@ async def test_a_result_that_became_available_during_the_outage_is_fetched(
     assert final["state"] == "succeeded"  # not result_unavailable
 
 
-async def test_a_cancel_confirmed_during_the_outage_is_cancelled(gateway: Gateway) -> None:
-    op_id = (await gateway.start({"name": "never_finishes"}, deadlines=DEADLINES)).json()[
-        "operation_id"
-    ]
-    await gateway.tick(5)
-    r = await gateway.http.post(f"/v1/operations/{op_id}/cancel", json={"reason": "stop"})
+async def _cancel_sent_then_outage(gw: Gateway, scenario: dict[str, Any]) -> tuple[str, str]:
+    """An operation whose cancel was sent, then an outage past its cancel deadline."""
+    op_id = (await gw.start(scenario, deadlines=DEADLINES)).json()["operation_id"]
+    await gw.tick(5)
+    r = await gw.http.post(f"/v1/operations/{op_id}/cancel", json={"reason": "stop"})
     assert r.status_code == 202
-    await gateway.tick(0)  # the owner sends the cancel
-    assert await _state(gateway, op_id) == "cancelling"
-    await _outage(gateway)
+    await gw.tick(0)  # the owner sends the cancel
+    assert await _state(gw, op_id) == "cancelling"
+    return op_id, await _outage(gw)
+
+
+async def test_a_cancel_confirmed_during_the_outage_is_cancelled(gateway: Gateway) -> None:
+    op_id, _ = await _cancel_sent_then_outage(gateway, {"name": "never_finishes"})
     final = await gateway.run_until_done(op_id)
     assert final["state"] == "cancelled"  # not cancellation_unconfirmed
 
 
 async def test_a_cancel_never_confirmed_is_unconfirmed_after_one_read(gateway: Gateway) -> None:
-    op_id = (await gateway.start({"name": "cancel_ignored"}, deadlines=DEADLINES)).json()[
-        "operation_id"
-    ]
-    await gateway.tick(5)
-    await gateway.http.post(f"/v1/operations/{op_id}/cancel", json={"reason": "stop"})
-    await gateway.tick(0)
-    back = await _outage(gateway)
+    op_id, back = await _cancel_sent_then_outage(gateway, {"name": "cancel_ignored"})
     final = await gateway.run_until_done(op_id)
     assert final["state"] == "cancellation_unconfirmed"
     assert len(await _status_reads_after(gateway, op_id, back)) == 1

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.processes import gateway_env, gateway_process
+from tests.support.processes import gateway_env, gateway_process, post_operation
 
 DEADLINES = {"create_seconds": 120, "result_seconds": 300, "cancel_seconds": 300}
 
@@ -37,18 +37,8 @@ POINTS = [
 
 
 def _post(url: str, key: str, scenario: dict[str, Any]) -> httpx.Response | None:
-    body = {
-        "provider": "mock",
-        "kind": "report",
-        "input": {"scenario": scenario},
-        "deadlines": DEADLINES,
-    }
-    try:
-        return httpx.post(
-            f"{url}/v1/operations", json=body, headers={"Idempotency-Key": key}, timeout=10
-        )
-    except httpx.TransportError:
-        return None  # the gateway died answering: the agent retries with the same key
+    body = {"provider": "mock", "kind": "report", "input": {"scenario": scenario}}
+    return post_operation(url, key, {**body, "deadlines": DEADLINES})
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.processes import gateway_env, gateway_process
+from tests.support.processes import gateway_env, gateway_process, post_operation
 from tests.support.single_create import MODES, PROFILES, PROMISED, exchanges, rows, transitions
 
 SLOW = {"name": "slow", "polls": 1}
@@ -30,18 +30,9 @@ CASES = [
 
 
 def _post(url: str, key: str, provider: str, create_s: int) -> httpx.Response | None:
-    body = {
-        "provider": provider,
-        "kind": "report",
-        "input": {"scenario": SLOW},
-        "deadlines": {"create_seconds": create_s, "result_seconds": 300},
-    }
-    try:
-        return httpx.post(
-            f"{url}/v1/operations", json=body, headers={"Idempotency-Key": key}, timeout=10
-        )
-    except httpx.TransportError:
-        return None  # the gateway died answering: the agent retries with the same key
+    deadlines = {"create_seconds": create_s, "result_seconds": 300}
+    body = {"provider": provider, "kind": "report", "input": {"scenario": SLOW}}
+    return post_operation(url, key, {**body, "deadlines": deadlines})
 
 
 @pytest.mark.parametrize(

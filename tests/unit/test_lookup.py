@@ -26,13 +26,17 @@ LISTING = {
 }
 
 
+CURSOR = {"style": "cursor", "next": "/next_cursor", "param": "cursor"}
+
+
 def listing(mock_profile: Profile, **lookup: Any) -> Profile:
-    """A profile without a token whose lookup lists every job and matches the reference."""
+    """A profile without a token whose lookup lists every job and matches the reference
+    (paged by cursor unless told otherwise)."""
     return variant(
         mock_profile,
         idempotency={"location": "none"},
         client_reference={"location": "metadata", "pointer": "/metadata/ref"},
-        lookup={**LISTING, **lookup},
+        lookup={**LISTING, "pagination": CURSOR, **lookup},
     )
 
 
@@ -59,9 +63,7 @@ def pages(*bodies: dict[str, Any]) -> Any:
 async def test_cursor_pages_are_followed_and_every_match_kept(
     make_client: Any, mock_profile: Profile
 ) -> None:
-    profile = listing(
-        mock_profile, pagination={"style": "cursor", "next": "/next_cursor", "param": "cursor"}
-    )
+    profile = listing(mock_profile)
     client, rec = make_client(
         pages(
             {"data": [job(1), job(2)], "next_cursor": "c2"},
@@ -121,9 +123,7 @@ async def test_next_url_is_followed_on_the_profiles_origin_only(
 async def test_the_look_back_window_stops_a_newest_first_listing(
     make_client: Any, mock_profile: Profile
 ) -> None:
-    profile = listing(
-        mock_profile, pagination={"style": "cursor", "next": "/next_cursor", "param": "cursor"}
-    )
+    profile = listing(mock_profile)
     client, _ = make_client(
         pages(
             {"data": [job(1, age_s=10), job(2, age_s=50)], "next_cursor": "c2"},
@@ -147,9 +147,7 @@ async def test_the_look_back_window_stops_a_newest_first_listing(
 async def test_unix_seconds_count_for_the_window_too(
     make_client: Any, mock_profile: Profile
 ) -> None:
-    profile = listing(
-        mock_profile, pagination={"style": "cursor", "next": "/next_cursor", "param": "cursor"}
-    )
+    profile = listing(mock_profile)
     old = (NOW - timedelta(days=2)).timestamp()
     client, _ = make_client(pages({"data": [{"id": "b1", "created": old}], "next_cursor": "c"}))
     found = await client.lookup(
@@ -162,11 +160,7 @@ async def test_unix_seconds_count_for_the_window_too(
 async def test_the_page_limit_bounds_an_endless_listing(
     make_client: Any, mock_profile: Profile
 ) -> None:
-    profile = listing(
-        mock_profile,
-        max_pages=3,
-        pagination={"style": "cursor", "next": "/next_cursor", "param": "cursor"},
-    )
+    profile = listing(mock_profile, max_pages=3)
     client, rec = make_client(
         lambda r: httpx.Response(200, json={"data": [job(1)], "next_cursor": "again"})
     )
@@ -179,9 +173,7 @@ async def test_the_page_limit_bounds_an_endless_listing(
 async def test_a_failed_page_fails_the_lookup_and_keeps_every_exchange(
     make_client: Any, mock_profile: Profile
 ) -> None:
-    profile = listing(
-        mock_profile, pagination={"style": "cursor", "next": "/next_cursor", "param": "cursor"}
-    )
+    profile = listing(mock_profile)
     client, _ = make_client(pages({"data": [job(1, "op_1")], "next_cursor": "c2"}))
     found = await client.lookup(profile, token=None, client_reference="op_1", trace_id="t")
     assert (found.outcome, found.stopped, found.pages) == (Outcome.AMBIGUOUS, "error", 2)
