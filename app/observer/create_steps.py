@@ -15,10 +15,10 @@ from app.observer.reconcile import by_lookup, by_token, refused_resend, unconfir
 from app.observer.single_create import (
     Blind,
     LookupOnly,
-    SendPermit,
     TokenHonoured,
     capability,
     first_send,
+    send_create,
 )
 from app.observer.step_common import (
     SUCCESS,
@@ -27,7 +27,6 @@ from app.observer.step_common import (
     first_delay,
     provider_error,
     remote_fields,
-    worker_tag,
 )
 from app.operations.models import Operation
 from app.operations.states import Evidence, State
@@ -58,23 +57,6 @@ async def step_create_pending(
         )
     res = await send_create(engine, profile, op, permit)
     return decide_create(engine, profile, op, res)
-
-
-async def send_create(
-    engine: Engine, profile: Profile, op: Operation, permit: SendPermit
-) -> CallResult:
-    """The create, first or replayed: always the stored token and the operation id."""
-    if permit.operation_id != op.id:
-        raise ValueError(f"a permit for {permit.operation_id} cannot send {op.id}")
-    return await engine.client.create(
-        profile,
-        op.kind,
-        op.input,
-        token=op.provider_token,
-        client_reference=op.id,
-        trace_id=op.trace_id,
-        worker=worker_tag(engine, op),
-    )
 
 
 def decide_create(engine: Engine, profile: Profile, op: Operation, res: CallResult) -> Decision:
@@ -155,11 +137,7 @@ async def step_reconciling(
 ) -> Decision:
     cap = capability(profile, op.single_create)
     if isinstance(cap, TokenHonoured):
-
-        async def send(permit: SendPermit) -> CallResult:
-            return await send_create(engine, profile, op, permit)
-
-        return await by_token(engine, profile, op, cap, send)
+        return await by_token(engine, profile, op, cap)
     if isinstance(cap, LookupOnly):
         return await by_lookup(engine, profile, op, cap)
     # The profile lost its lookup while this operation was reconciling.

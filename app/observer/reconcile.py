@@ -9,7 +9,6 @@ and what is still unknown goes to a human with what to search for at the provide
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
@@ -18,9 +17,9 @@ from app.observer.decision import Decision, Note, needs_human
 from app.observer.single_create import (
     Capability,
     LookupOnly,
-    SendPermit,
     TokenHonoured,
     check_single_send,
+    send_create,
 )
 from app.observer.step_common import (
     deadline_passed,
@@ -51,17 +50,13 @@ async def look(engine: Engine, profile: Profile, op: Operation) -> LookupResult:
     )
 
 
-Send = Callable[[SendPermit], Awaitable[CallResult]]
-
-
-async def by_token(
-    engine: Engine, profile: Profile, op: Operation, cap: TokenHonoured, send: Send
-) -> Decision:
+async def by_token(engine: Engine, profile: Profile, op: Operation, cap: TokenHonoured) -> Decision:
     """Lookup, then (nothing listed, deadline not passed) a replay with the same token,
-    confirmed by a second lookup: two ids for one token is the provider's violation.
-    `send(permit)` sends the create (create_steps.send_create bound to the operation)."""
+    confirmed by a second lookup: two ids for one token is the provider's violation."""
     final = deadline_passed(op.create_deadline_at, engine.now())
     ex: list[Exchange] = []
+    if final and cap.lookup is None:  # past the deadline only reads, and there is none
+        return unconfirmed(engine, profile, op, cap, "create deadline passed")
     if cap.lookup is not None:
         found = await look(engine, profile, op)
         ex += found.exchanges
@@ -72,7 +67,7 @@ async def by_token(
         if final:  # past the deadline: reads only, never a replay
             why = "the last lookup found no job"
             return unconfirmed(engine, profile, op, cap, f"create deadline passed ({why})", ex)
-    replay: CallResult = await send(cap.replay(op))
+    replay = await send_create(engine, profile, op, cap.replay(op))
     ex.append(replay.exchange)
     replay_id = replay.remote_job_id if replay.outcome == Outcome.OK else None
     if replay_id is None:
@@ -230,7 +225,8 @@ def unconfirmed(
     """`create_unconfirmed`, with what a person must search for at the provider."""
     hint, details = search_hint(engine, profile, op)
     details["single_create"] = cap.guarantee.value
-    evidence = "create_deadline" if "deadline" in cause else "ambiguous_create"
+    past = deadline_passed(op.create_deadline_at, engine.now())
+    evidence = "create_deadline" if past else "ambiguous_create"
     return needs_human(
         State.CREATE_UNCONFIRMED,
         cause,

@@ -1,6 +1,7 @@
 """Who may send a create: the rule that keeps one remote job per operation.
 
-`send_create` takes a `SendPermit`, and only two things make one:
+`send_create`, the only way a create reaches the provider, takes a `SendPermit`, and
+only two things make one:
 
 - `first_send(op)`: the create request's own step, while it still holds the intake
   lease in `create_pending`; nothing can have been sent for the operation before;
@@ -19,11 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal, final
 
+from app.observer.context import Engine
+from app.observer.step_common import worker_tag
 from app.operations.models import Operation
 from app.operations.states import State
 from app.providers.lookup import LookupEndpoint
 from app.providers.profile import Profile
-from app.providers.types import SingleCreate
+from app.providers.types import CallResult, SingleCreate
 
 INTAKE_LEASE_TOKEN = 1  # the lease the create request takes; a higher token means it died
 
@@ -109,6 +112,23 @@ def first_send(op: Operation) -> SendPermit | None:
     ):
         return SendPermit(_MINT, op.id, "first_send")
     return None
+
+
+async def send_create(
+    engine: Engine, profile: Profile, op: Operation, permit: SendPermit
+) -> CallResult:
+    """The create, first or replayed: always the stored token and the operation id."""
+    if permit.operation_id != op.id:
+        raise ValueError(f"a permit for {permit.operation_id} cannot send {op.id}")
+    return await engine.client.create(
+        profile,
+        op.kind,
+        op.input,
+        token=op.provider_token,
+        client_reference=op.id,
+        trace_id=op.trace_id,
+        worker=worker_tag(engine, op),
+    )
 
 
 def check_single_send(sends: int, op_id: str) -> None:
