@@ -104,7 +104,7 @@ class HistoryEntry(SQLModel, table=True):
     )
     operation_id: str = Field(index=True)
     at: datetime = Field(sa_type=UTCDateTime)
-    kind: str  # transition | exchange | observation | refused | decision | note
+    kind: str  # transition | exchange | observation | refused | resend_refused | decision | note
     actor: str
     from_state: str | None = None
     to_state: str | None = None
