@@ -101,9 +101,9 @@ def test_create_delay_answers_after_the_job_exists(client: httpx.Client) -> None
     with pytest.raises(httpx.ReadTimeout):
         client.post(
             "/v1/jobs",
-            json={"kind": "report", "input": {"scenario": {"create_delay_ms": 300}}},
+            json={"kind": "report", "input": {"scenario": {"create_delay_ms": 2000}}},
             headers={"Idempotency-Key": "tok_slow"},
-            timeout=httpx.Timeout(5, read=0.05),
+            timeout=httpx.Timeout(5, read=0.5),  # ample time for the mock to store the job
         )
     deadline = time.monotonic() + 5
     while not client.get("/_mock/stats", params={"token": "tok_slow"}).json()["jobs"]:

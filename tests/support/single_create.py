@@ -23,14 +23,14 @@ PROMISED = {"token": "succeeded", "lookup": "succeeded", "none": "create_unconfi
 FAULTS: dict[str, dict[str, Any]] = {
     "lost_response": {"name": "lost_create_response"},
     "accept_then_5xx": {"name": "accept_then_5xx"},
-    "timeout": {"name": "fast", "create_delay_ms": 800},
+    "timeout": {"name": "fast", "create_delay_ms": 2000},
 }
 SHORT = "_t"  # suffix of the short-timeout variant of each mode's profile
 
 
 def profiles_for_tests(directory: Path) -> Path:
     """The test profiles, a variant of each mode's profile (name + `_t`) that gives up
-    reading after 0.25 s (so a create the mock answers late is a real timeout), and
+    reading after 0.5 s (so a create the mock answers late is a real timeout), and
     `mock_nolookup`: the token-honouring mock without its lookup."""
     directory.mkdir(parents=True, exist_ok=True)
     for name in MODES.values():
@@ -39,7 +39,7 @@ def profiles_for_tests(directory: Path) -> Path:
         if name != "mock":
             (directory / source.name).write_text(source.read_text())
         data["name"] = name + SHORT
-        data["timeouts"] = {"connect": 2, "read": 0.25, "seconds": 1}
+        data["timeouts"] = {"connect": 2, "read": 0.5, "seconds": 1}
         (directory / f"{name}{SHORT}.yaml").write_text(yaml.safe_dump(data))
     data = yaml.safe_load((BUILTIN_DIR / "mock.yaml").read_text())
     data["name"] = "mock_nolookup"
