@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from app.mock_provider import listing
 from app.mock_provider.scenarios import CreateDecision
 
 T = TypeVar("T")
@@ -65,7 +66,6 @@ _ADDED_COLUMNS = {
     "list_delay": "INTEGER NOT NULL DEFAULT 0",
     "list_seen": "INTEGER NOT NULL DEFAULT 0",
 }
-MAX_PAGE = 100  # the largest listing page the mock serves
 
 
 def _now() -> str:
@@ -131,29 +131,6 @@ def _job(row: sqlite3.Row) -> JobRecord:
     values["scenario"] = json.loads(values["scenario"])
     values["metadata"] = json.loads(values["metadata"]) if values["metadata"] else None
     return JobRecord(**values)
-
-
-def _listed(row: sqlite3.Row) -> dict[str, Any]:
-    """A job as a listing shows it."""
-    meta = json.loads(row["metadata"]) if row["metadata"] else {}
-    return {
-        "job_id": row["job_id"],
-        "state": row["state"],
-        "created_at": row["created_at"],
-        "metadata": meta,
-    }
-
-
-@dataclass(frozen=True)
-class Page:
-    """One page of the unfiltered listing, newest first."""
-
-    jobs: list[dict[str, Any]]
-    next_cursor: str | None  # pass back as `cursor` for the next page; None on the last
-
-    @property
-    def last_id(self) -> str | None:
-        return self.jobs[-1]["job_id"] if self.jobs else None
 
 
 class MockStore:
@@ -316,47 +293,14 @@ class MockStore:
     def lookup(
         self, idempotency_key: str | None, client_reference: str | None
     ) -> list[dict[str, Any]]:
-        """Jobs matching every given filter, oldest first: `{job_id, state, created_at,
-        metadata}`; a job still inside its `list_delay` is left out (and counts it)."""
-        where, args = [], []
-        if idempotency_key is not None:
-            where.append("token = ?")
-            args.append(idempotency_key)
-        if client_reference is not None:
-            where.append("client_reference = ?")
-            args.append(client_reference)
-        sql = "SELECT seq, job_id, state, created_at, metadata, list_delay, list_seen FROM jobs"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
+        """Jobs matching every given filter, oldest first (see `listing.filtered`)."""
         with self._tx() as conn:
-            rows = conn.execute(sql + " ORDER BY seq", args).fetchall()
-            return [_listed(r) for r in rows if self._shows(conn, r)]
+            return listing.filtered(conn, idempotency_key, client_reference)
 
-    def page(self, *, limit: int, before_seq: int | None) -> Page:
-        """The unfiltered listing, newest first: up to `limit` jobs older than `before_seq`.
-
-        Eventual consistency: a job inside its `list_delay` is passed over (and the
-        pass counted) without taking a place on the page."""
-        limit = max(1, min(limit, MAX_PAGE))
-        sql = "SELECT seq, job_id, state, created_at, metadata, list_delay, list_seen FROM jobs"
-        args: list[Any] = []
-        if before_seq is not None:
-            sql += " WHERE seq < ?"
-            args.append(before_seq)
-        jobs: list[dict[str, Any]] = []
-        last_seq: int | None = None
+    def page(self, *, limit: int, before_seq: int | None) -> listing.Page:
+        """One page of the newest-first listing (see `listing.page`)."""
         with self._tx() as conn:
-            for row in conn.execute(sql + " ORDER BY seq DESC", args).fetchall():
-                if len(jobs) == limit:
-                    break
-                last_seq = row["seq"]
-                if self._shows(conn, row):
-                    jobs.append(_listed(row))
-            more = (
-                last_seq is not None
-                and conn.execute("SELECT 1 FROM jobs WHERE seq < ? LIMIT 1", (last_seq,)).fetchone()
-            )
-        return Page(jobs, f"s{last_seq}" if more else None)
+            return listing.page(conn, limit, before_seq)
 
     def seq_of(self, job_id: str) -> int | None:
         """The listing position of a job (for `after=<job id>`), or None."""
@@ -364,14 +308,6 @@ class MockStore:
             row = self._connect().execute("SELECT seq FROM jobs WHERE job_id = ?", (job_id,))
             found = row.fetchone()
         return int(found["seq"]) if found else None
-
-    @staticmethod
-    def _shows(conn: sqlite3.Connection, row: sqlite3.Row) -> bool:
-        """Whether a listing shows this job now; a pass while it is hidden is counted."""
-        if row["list_seen"] >= row["list_delay"]:
-            return True
-        conn.execute("UPDATE jobs SET list_seen = list_seen + 1 WHERE seq = ?", (row["seq"],))
-        return False
 
     def stats(
         self, token: str | None = None, client_reference: str | None = None
