@@ -48,17 +48,17 @@ def shows(conn: sqlite3.Connection, row: sqlite3.Row) -> bool:
     return False
 
 
+def conditions(token: str | None, client_reference: str | None) -> tuple[list[str], list[str]]:
+    """SQL conditions (and their arguments) for the filters that are given."""
+    given = [("token = ?", token), ("client_reference = ?", client_reference)]
+    return [c for c, v in given if v is not None], [v for _, v in given if v is not None]
+
+
 def filtered(
     conn: sqlite3.Connection, idempotency_key: str | None, client_reference: str | None
 ) -> list[dict[str, Any]]:
     """Jobs matching every given filter, oldest first; hidden ones left out."""
-    where, args = [], []
-    if idempotency_key is not None:
-        where.append("token = ?")
-        args.append(idempotency_key)
-    if client_reference is not None:
-        where.append("client_reference = ?")
-        args.append(client_reference)
+    where, args = conditions(idempotency_key, client_reference)
     sql = f"SELECT {_COLUMNS} FROM jobs"
     if where:
         sql += " WHERE " + " AND ".join(where)

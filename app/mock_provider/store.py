@@ -317,13 +317,7 @@ class MockStore:
         `jobs_by_reference` groups jobs by the client reference sent on create: a
         caller that retried under a NEW token still shows two jobs for one reference.
         """
-        conds, args = [], []
-        if token is not None:
-            conds.append("token = ?")
-            args.append(token)
-        if client_reference is not None:
-            conds.append("client_reference = ?")
-            args.append(client_reference)
+        conds, args = listing.conditions(token, client_reference)
         where = f"WHERE {' OR '.join(conds)}" if conds else ""
         with self._lock:
             conn = self._connect()
