@@ -27,6 +27,7 @@ from app.mock_provider.store import JobRecord, JobUpdate, MockStore, NewJob
 from app.mock_provider.webhooks import WebhookSender
 
 KIND = "report"
+DEFAULT_PAGE = 5  # listing page size when the caller gives no `limit`: small on purpose
 
 
 class ApiError(Exception):
@@ -113,6 +114,20 @@ def _create_body(job: JobRecord, created: bool, with_result: bool) -> dict[str, 
     return body
 
 
+def _page_start(store: MockStore, cursor: str | None, after: str | None) -> int | None:
+    """Where a listing page starts: a `cursor` from the last page, or `after` a job id."""
+    if cursor is not None:
+        if not (cursor.startswith("s") and cursor[1:].isdigit()):
+            raise ApiError(400, "invalid_cursor", "cursor is not one this listing gave")
+        return int(cursor[1:])
+    if after is not None:
+        seq = store.seq_of(after)
+        if seq is None:
+            raise ApiError(400, "invalid_after", f"no job {after}")
+        return seq
+    return None
+
+
 async def _json_object(request: Request, *, required: bool) -> dict[str, Any]:
     raw = await request.body()
     if not raw.strip():
@@ -174,18 +189,19 @@ def create_app(settings: MockSettings | None = None) -> FastAPI:
 
     @v1.post("/jobs")
     async def create_job(request: Request) -> Response:
-        token = request.headers.get("idempotency-key")
-        if not token:
-            raise ApiError(400, "missing_idempotency_key", "Idempotency-Key header is required")
+        token = request.headers.get("idempotency-key") or None
         body = await _json_object(request, required=True)
         if body.get("kind") != KIND:
             raise ApiError(400, "unknown_kind", f"unknown kind {body.get('kind')!r}")
         job_input = body.get("input", {})
+        metadata = body.get("metadata")
+        if not isinstance(job_input, dict) or not isinstance(metadata, dict | None):
+            raise ApiError(400, "invalid_body", "input and metadata must be objects")
         client_reference = body.get("client_reference")
-        if not isinstance(job_input, dict) or not isinstance(client_reference, str | None):
-            raise ApiError(
-                400, "invalid_body", "input must be an object, client_reference a string"
-            )
+        if client_reference is None and metadata is not None:
+            client_reference = metadata.get("client_reference")
+        if not isinstance(client_reference, str | None):
+            raise ApiError(400, "invalid_body", "client_reference must be a string")
         try:
             scenario = sc.parse_scenario(job_input)
         except sc.ScenarioError as exc:
@@ -198,10 +214,22 @@ def create_app(settings: MockSettings | None = None) -> FastAPI:
             trace_id,
             sc.initial_state(scenario),
             sc.initial_progress(scenario),
+            metadata,
+            int(scenario.p("list_delay")),
         )
+        # Without a token, or told to ignore it, the mock acts like a provider without
+        # create idempotency: every create makes a new job.
+        idempotent = token is not None and not scenario.p("ignore_token")
         decision, job = store.create_call(
-            token, lambda n: sc.decide_create(scenario, n), new_job, worker, trace_id
+            token,
+            lambda n: sc.decide_create(scenario, n, idempotent=idempotent),
+            new_job,
+            worker,
+            trace_id,
+            idempotent=idempotent,
         )
+        if decision.action == "new" and scenario.p("create_delay_ms"):
+            await asyncio.sleep(scenario.p("create_delay_ms") / 1000)  # the caller times out
         echo = {"X-Trace-Id": trace_id} if trace_id else None
         if decision.response == "unavailable":
             return _error(503, "unavailable", "provider temporarily unavailable", echo)
@@ -217,11 +245,23 @@ def create_app(settings: MockSettings | None = None) -> FastAPI:
 
     @v1.get("/jobs")
     async def lookup(
-        idempotency_key: str | None = None, client_reference: str | None = None
+        idempotency_key: str | None = None,
+        client_reference: str | None = None,
+        limit: int = DEFAULT_PAGE,
+        cursor: str | None = None,
+        after: str | None = None,
     ) -> dict[str, Any]:
-        if idempotency_key is None and client_reference is None:
-            raise ApiError(400, "missing_filter", "give idempotency_key or client_reference")
-        return {"jobs": store.lookup(idempotency_key, client_reference)}
+        if idempotency_key is not None or client_reference is not None:
+            return {"jobs": store.lookup(idempotency_key, client_reference)}
+        page = store.page(limit=limit, before_seq=_page_start(store, cursor, after))
+        nxt = page.next_cursor
+        return {
+            "jobs": page.jobs,
+            "next_cursor": nxt,
+            "has_more": nxt is not None,
+            "last_id": page.last_id,
+            "next": f"/v1/jobs?limit={limit}&cursor={nxt}" if nxt else None,
+        }
 
     @v1.get("/jobs/{job_id}")
     async def job_status(job_id: str, request: Request) -> Response:

@@ -38,9 +38,20 @@ SCENARIOS: dict[str, dict[str, int]] = {
     "webhook_duplicate": {},
 }
 # Optional extras any scenario accepts: a poll hint for non-terminal status answers,
-# padding that makes the result data large (to exercise large-result storage), and a
-# delay in milliseconds before each status answer (a slow provider, for lease tests).
-EXTRA_PARAMS: dict[str, int | None] = {"poll_after": None, "result_bytes": 0, "status_delay_ms": 0}
+# padding that makes the result data large (to exercise large-result storage), a
+# delay in milliseconds before each status answer (a slow provider, for lease tests),
+# a delay before the answer of a create that made a job (a create that times out at
+# the caller), `ignore_token` (1: every create makes a new job, like a provider
+# without create idempotency) and `list_delay` (the job is left out of that many
+# listings before it shows: an eventually consistent list endpoint).
+EXTRA_PARAMS: dict[str, int | None] = {
+    "poll_after": None,
+    "result_bytes": 0,
+    "status_delay_ms": 0,
+    "create_delay_ms": 0,
+    "ignore_token": 0,
+    "list_delay": 0,
+}
 
 # Scenarios whose status calls never reach a terminal state on their own.
 _ENDLESS = frozenset({"never_finishes", "cancel_ignored"})
@@ -119,13 +130,22 @@ class CreateDecision:
     response: CreateResponse
 
 
-def decide_create(scenario: Scenario, jobs_for_token: int) -> CreateDecision:
-    """Decide a create call given how many jobs this idempotency token already has."""
+def decide_create(
+    scenario: Scenario, jobs_for_token: int, *, idempotent: bool = True
+) -> CreateDecision:
+    """Decide a create call given how many jobs this idempotency token already has.
+
+    Not `idempotent` (no token sent, or `ignore_token`): the count is of earlier jobs
+    with the same client reference, and every create makes a new job; a scenario's
+    create fault hits only the first one, as a transient fault would.
+    """
     name = scenario.name
     if name == "create_timeout":
         return CreateDecision("none", "unavailable")
     if name == "reject":
         return CreateDecision("none", "reject")
+    if not idempotent and jobs_for_token > 0:
+        return CreateDecision("new", "sync" if name == "sync" else "accepted")
     if name == "different_job_id":
         # Job A is stored but answered 503; the retry makes job B: idempotency broken on purpose.
         if jobs_for_token == 0:

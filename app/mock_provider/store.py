@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from app.mock_provider import listing
 from app.mock_provider.scenarios import CreateDecision
 
 T = TypeVar("T")
@@ -41,7 +42,10 @@ CREATE TABLE IF NOT EXISTS jobs (
     result_calls INTEGER NOT NULL DEFAULT 0,
     webhooks_sent INTEGER NOT NULL DEFAULT 0,
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    metadata TEXT,
+    list_delay INTEGER NOT NULL DEFAULT 0,
+    list_seen INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_by_token ON jobs (token, seq);
 CREATE INDEX IF NOT EXISTS jobs_by_client_reference ON jobs (client_reference, seq);
@@ -56,6 +60,12 @@ CREATE TABLE IF NOT EXISTS calls (
 );
 CREATE INDEX IF NOT EXISTS calls_by_job ON calls (job_id, id);
 """
+# Columns added after the first release: a state file written before them gets them here.
+_ADDED_COLUMNS = {
+    "metadata": "TEXT",
+    "list_delay": "INTEGER NOT NULL DEFAULT 0",
+    "list_seen": "INTEGER NOT NULL DEFAULT 0",
+}
 
 
 def _now() -> str:
@@ -81,6 +91,9 @@ class JobRecord:
     webhooks_sent: int
     created_at: str
     updated_at: str
+    metadata: dict[str, Any] | None = None
+    list_delay: int = 0  # listings that leave this job out before it shows
+    list_seen: int = 0  # listings that have left it out so far
 
     @property
     def progress(self) -> tuple[int, int]:
@@ -98,6 +111,8 @@ class NewJob:
     trace_id: str | None
     state: str
     progress: tuple[int, int]
+    metadata: dict[str, Any] | None = None
+    list_delay: int = 0
 
 
 @dataclass(frozen=True)
@@ -114,6 +129,7 @@ _COLUMNS = ", ".join(JobRecord.__dataclass_fields__)
 def _job(row: sqlite3.Row) -> JobRecord:
     values = dict(row)
     values["scenario"] = json.loads(values["scenario"])
+    values["metadata"] = json.loads(values["metadata"]) if values["metadata"] else None
     return JobRecord(**values)
 
 
@@ -136,6 +152,10 @@ class MockStore:
             conn.execute("PRAGMA synchronous=NORMAL")  # WAL makes this crash-safe enough
             conn.execute("PRAGMA busy_timeout=5000")
             conn.executescript(_SCHEMA)
+            have = {r["name"] for r in conn.execute("PRAGMA table_info(jobs)")}
+            for name, decl in _ADDED_COLUMNS.items():
+                if name not in have:
+                    conn.execute(f"ALTER TABLE jobs ADD COLUMN {name} {decl}")
             self._conn = conn
         return self._conn
 
@@ -167,23 +187,32 @@ class MockStore:
 
     def create_call(
         self,
-        token: str,
+        token: str | None,
         decide: Callable[[int], CreateDecision],
         new_job: NewJob,
         worker: str | None,
         trace_id: str | None = None,
+        *,
+        idempotent: bool = True,
     ) -> tuple[CreateDecision, JobRecord | None]:
-        """Count a create call for `token`, let `decide(jobs_for_token)` choose, and apply
+        """Count a create call for `token`, let `decide(earlier_jobs)` choose, and apply
         it atomically: action "new" stores `new_job`, "existing" answers with the token's
-        latest job, "none" stores nothing. Returns the decision and the job."""
+        latest job, "none" stores nothing. Returns the decision and the job.
+
+        Idempotent, `earlier_jobs` counts the token's jobs; otherwise (no token, or
+        a scenario that ignores it) it counts the client reference's jobs. A create
+        without a token is filed under a fresh `untokened_...` token of its own."""
+        token = token or "untokened_" + secrets.token_hex(8)
         with self._tx() as conn:
             conn.execute(
                 "INSERT INTO creates (token, calls) VALUES (?, 1) "
                 "ON CONFLICT(token) DO UPDATE SET calls = calls + 1",
                 (token,),
             )
+            column = "token" if idempotent else "client_reference"
+            arg = token if idempotent else new_job.client_reference
             (count,) = conn.execute(
-                "SELECT COUNT(*) FROM jobs WHERE token = ?", (token,)
+                f"SELECT COUNT(*) FROM jobs WHERE {column} = ?", (arg,)
             ).fetchone()
             decision = decide(int(count))
             action = decision.action
@@ -193,8 +222,8 @@ class MockStore:
                 now = _now()
                 conn.execute(
                     "INSERT INTO jobs (job_id, token, client_reference, kind, trace_id, scenario,"
-                    " state, completed, total, created_at, updated_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " state, completed, total, created_at, updated_at, metadata, list_delay)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         job_id,
                         token,
@@ -206,6 +235,8 @@ class MockStore:
                         *new_job.progress,
                         now,
                         now,
+                        json.dumps(new_job.metadata) if new_job.metadata is not None else None,
+                        new_job.list_delay,
                     ),
                 )
             elif action == "existing":
@@ -262,20 +293,21 @@ class MockStore:
     def lookup(
         self, idempotency_key: str | None, client_reference: str | None
     ) -> list[dict[str, Any]]:
-        """Jobs matching every given filter, oldest first: `{job_id, state, created_at}`."""
-        where, args = [], []
-        if idempotency_key is not None:
-            where.append("token = ?")
-            args.append(idempotency_key)
-        if client_reference is not None:
-            where.append("client_reference = ?")
-            args.append(client_reference)
-        sql = "SELECT job_id, state, created_at FROM jobs"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
+        """Jobs matching every given filter, oldest first (see `listing.filtered`)."""
+        with self._tx() as conn:
+            return listing.filtered(conn, idempotency_key, client_reference)
+
+    def page(self, *, limit: int, before_seq: int | None) -> listing.Page:
+        """One page of the newest-first listing (see `listing.page`)."""
+        with self._tx() as conn:
+            return listing.page(conn, limit, before_seq)
+
+    def seq_of(self, job_id: str) -> int | None:
+        """The listing position of a job (for `after=<job id>`), or None."""
         with self._lock:
-            rows = self._connect().execute(sql + " ORDER BY seq", args).fetchall()
-        return [dict(r) for r in rows]
+            row = self._connect().execute("SELECT seq FROM jobs WHERE job_id = ?", (job_id,))
+            found = row.fetchone()
+        return int(found["seq"]) if found else None
 
     def stats(
         self, token: str | None = None, client_reference: str | None = None
@@ -285,13 +317,7 @@ class MockStore:
         `jobs_by_reference` groups jobs by the client reference sent on create: a
         caller that retried under a NEW token still shows two jobs for one reference.
         """
-        conds, args = [], []
-        if token is not None:
-            conds.append("token = ?")
-            args.append(token)
-        if client_reference is not None:
-            conds.append("client_reference = ?")
-            args.append(client_reference)
+        conds, args = listing.conditions(token, client_reference)
         where = f"WHERE {' OR '.join(conds)}" if conds else ""
         with self._lock:
             conn = self._connect()

@@ -9,6 +9,15 @@ from app.operations.states import Evidence, State
 from app.providers.types import CallResult, Exchange
 
 
+@dataclass(frozen=True)
+class Note:
+    """A history row that is neither a transition nor an exchange (e.g. a refused resend)."""
+
+    kind: str
+    cause: str
+    data: dict[str, Any] | None = None
+
+
 @dataclass
 class Decision:
     """The outcome of one step, applied atomically by the runner under the lease."""
@@ -23,6 +32,7 @@ class Decision:
     observation: dict[str, Any] | None = None
     carry: CallResult | None = None  # a result already in hand for the next step
     failed_items: list[Any] = field(default_factory=list)  # rows for the errors endpoint
+    notes: list[Note] = field(default_factory=list)  # written with the exchanges
 
 
 def needs_human(
@@ -33,9 +43,17 @@ def needs_human(
     *,
     details: dict[str, Any] | None = None,
     exchanges: list[Exchange] | None = None,
+    notes: list[Note] | None = None,
 ) -> Decision:
     """Automation stops in a needs-attention state; `error` says why in plain words."""
     error: dict[str, Any] = {"code": state.value, "message": message}
     if details:
         error["details"] = details
-    return Decision(state, cause, evidence, {"error": error}, exchanges=list(exchanges or []))
+    return Decision(
+        state,
+        cause,
+        evidence,
+        {"error": error},
+        exchanges=list(exchanges or []),
+        notes=list(notes or []),
+    )

@@ -96,6 +96,10 @@ async def apply(engine: Engine, op: Operation, fence: Fence, decision: Decision)
                 cause=f"{ex.operation} {ex.method} -> {ex.status_code}",
                 data=ex.to_dict(),
             )
+        for note in decision.notes:  # facts too, e.g. a refused resend
+            await ledger.record(
+                session, op, kind=note.kind, actor=actor, now=now, cause=note.cause, data=note.data
+            )
         if decision.to is None:
             applied = await _observe(session, op, fence, decision, fields, actor, now)
         else:

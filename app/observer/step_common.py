@@ -9,7 +9,7 @@ from app.observer.context import Engine
 from app.operations.models import Operation
 from app.providers.backoff import next_poll_delay
 from app.providers.profile import Profile
-from app.providers.types import CallResult, RemoteClass
+from app.providers.types import CallResult, LookupResult, RemoteClass
 
 SUCCESS = (RemoteClass.SUCCEEDED, RemoteClass.SUCCEEDED_PARTIAL)
 
@@ -19,7 +19,9 @@ def worker_tag(engine: Engine, op: Operation) -> str:
     return f"{engine.worker_id}#lease{op.lease_token}"
 
 
-def delay_for(engine: Engine, profile: Profile, op: Operation, res: CallResult | None) -> float:
+def delay_for(
+    engine: Engine, profile: Profile, op: Operation, res: CallResult | LookupResult | None
+) -> float:
     """Retry-After and the provider's hint win (within bounds); else backoff with jitter."""
     return next_poll_delay(
         profile.polling,

@@ -48,19 +48,21 @@ async def step_observing(
 ) -> Decision:
     if op.cancel_requested_at is not None:
         return _to_cancel_requested(op)
-    now = engine.now()
-    if deadline_passed(op.result_deadline_at, now):
-        return needs_human(
-            State.RESULT_TIMED_OUT,
-            "result deadline passed; polling stopped",
-            Evidence("result_deadline"),
-            "The result deadline passed before the provider finished. The remote job may "
-            "still be running.",
-        )
     res = await engine.client.status(
         profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(engine, op)
     )
-    return decide_status(engine, profile, op, res, cancelling=False)
+    decision = decide_status(engine, profile, op, res, cancelling=False)
+    if decision.to is None and deadline_passed(op.result_deadline_at, engine.now()):
+        # Even a deadline that passed while no process ran got this one last read first.
+        return needs_human(
+            State.RESULT_TIMED_OUT,
+            "result deadline passed (after one last status read); polling stopped",
+            Evidence("result_deadline"),
+            "The result deadline passed before the provider finished. The remote job may "
+            "still be running.",
+            exchanges=decision.exchanges,
+        )
+    return decision
 
 
 def decide_status(
@@ -160,10 +162,14 @@ async def step_cancel_requested(
 async def step_cancelling(
     engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
-    if deadline_passed(op.cancel_deadline_at, engine.now()):
+    res = await engine.client.status(
+        profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(engine, op)
+    )
+    decision = decide_status(engine, profile, op, res, cancelling=True)
+    if decision.to is None and deadline_passed(op.cancel_deadline_at, engine.now()):
         return needs_human(
             State.CANCELLATION_UNCONFIRMED,
-            "cancel deadline passed with no terminal remote state",
+            "cancel deadline passed with no terminal remote state (after one last status read)",
             Evidence("cancel_deadline"),
             "The provider never confirmed the cancellation; the remote job may still run.",
             details={
@@ -171,8 +177,6 @@ async def step_cancelling(
                 "trace_id": op.trace_id,
                 "provider": op.provider,
             },
+            exchanges=decision.exchanges,
         )
-    res = await engine.client.status(
-        profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(engine, op)
-    )
-    return decide_status(engine, profile, op, res, cancelling=True)
+    return decision

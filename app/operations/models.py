@@ -39,6 +39,8 @@ class Operation(SQLModel, table=True):
     input: Any = Field(sa_type=JSON)
     provider_token: str
     trace_id: str = Field(index=True)
+    # How a single remote job is ensured (token | lookup | none), as promised at intake.
+    single_create: str = "none"
 
     state: str = Field(index=True)
     version: int = 0
@@ -103,7 +105,7 @@ class HistoryEntry(SQLModel, table=True):
     )
     operation_id: str = Field(index=True)
     at: datetime = Field(sa_type=UTCDateTime)
-    kind: str  # transition | exchange | observation | refused | decision | note
+    kind: str  # transition | exchange | observation | refused | resend_refused | decision | note
     actor: str
     from_state: str | None = None
     to_state: str | None = None

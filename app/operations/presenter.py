@@ -12,8 +12,9 @@ from typing import Any
 
 from app.core.text import degrade
 from app.operations.models import Operation
-from app.operations.schemas import ErrorOut, NextAction, OperationBody, ProgressOut
+from app.operations.schemas import ErrorOut, Guarantees, NextAction, OperationBody, ProgressOut
 from app.operations.states import CANCELLING_STATES, NEEDS_ATTENTION, State, is_done
+from app.providers.types import SingleCreate
 
 MIN_POLL_AFTER = 5.0  # never invite an agent to check more often than this (seconds)
 
@@ -61,6 +62,28 @@ def poll_after(op: Operation, now: datetime) -> float | None:
     if op.next_poll_at is not None:
         wait = max(wait, (op.next_poll_at - now).total_seconds())
     return float(math.ceil(wait))
+
+
+# Said in the message while the create may still be in doubt, for providers without a token.
+_SINGLE_CREATE_NOTE = {
+    SingleCreate.LOOKUP: (
+        " This provider does not honour idempotency tokens: jobgate sends the create at "
+        "most once and, if its answer is lost, finds the job by its reference instead of "
+        "sending it again."
+    ),
+    SingleCreate.NONE: (
+        " This provider has neither idempotency tokens nor a lookup: jobgate sends the "
+        "create at most once, and if its answer is lost the operation goes to a human "
+        "(needs_attention) rather than risk a second job."
+    ),
+}
+
+
+def _single_create(op: Operation) -> SingleCreate:
+    try:
+        return SingleCreate(op.single_create)
+    except ValueError:  # never promise more than was recorded
+        return SingleCreate.NONE
 
 
 def _error(op: Operation) -> ErrorOut | None:
@@ -151,6 +174,9 @@ def to_body(op: Operation, now: datetime, *, outcome: str | None = None) -> Oper
     """The SPEC section 4 body for any state."""
     poll_s = poll_after(op, now)
     message, next_action = message_for(op, poll_s)
+    single_create = _single_create(op)
+    if not is_done(State(op.state)) or State(op.state) == State.CREATE_UNCONFIRMED:
+        message += _SINGLE_CREATE_NOTE.get(single_create, "")
     if outcome == "timed_out":
         message = (
             f"The wait ended but the operation is NOT finished: it continues in the background. "
@@ -191,6 +217,7 @@ def to_body(op: Operation, now: datetime, *, outcome: str | None = None) -> Oper
             "result_at": iso(op.result_deadline_at),
             "cancel_at": iso(op.cancel_deadline_at),
         },
+        guarantees=Guarantees(single_create=single_create),
         outcome=outcome,
     )
     return _encodable(body)

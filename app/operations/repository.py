@@ -191,6 +191,20 @@ async def history(session: AsyncSession, op_id: str, *, after: int = 0) -> list[
     return list((await session.execute(stmt)).scalars())
 
 
+async def sent_creates(session: AsyncSession, op_id: str) -> int:
+    """Create calls that left jobgate for this operation, counted from its exchange rows
+    (a local refusal has no method: nothing was sent)."""
+    stmt = select(HIST.c.data).where(
+        HIST.c.operation_id == op_id, HIST.c.kind == "exchange", HIST.c.cause.like("create %")
+    )
+    rows = (await session.execute(stmt)).scalars()
+    return sum(
+        1
+        for d in rows
+        if isinstance(d, dict) and d.get("operation") == "create" and d.get("method")
+    )
+
+
 @dataclass(frozen=True)
 class ListFilter:
     principal: str | None = None

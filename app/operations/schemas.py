@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl
 
 from app.core.json_guard import NO_NUL, JsonObject, Text
+from app.providers.types import SingleCreate
 
 MAX_LABELS = 20
 
@@ -49,6 +50,17 @@ class ErrorOut(BaseModel):
     details: dict[str, Any] | None = None
 
 
+class Guarantees(BaseModel):
+    """What jobgate can promise about this operation's provider."""
+
+    single_create: SingleCreate = Field(
+        description="How one remote job per operation is ensured: `token` (the provider "
+        "honours the idempotency token), `lookup` (no token; the job is found again by its "
+        "client reference, never resent) or `none` (neither: an unconfirmed create goes to "
+        "a human, never resent)."
+    )
+
+
 class OperationBody(BaseModel):
     """The operation as an agent sees it (SPEC section 4)."""
 
@@ -83,6 +95,7 @@ class OperationBody(BaseModel):
     created_at: str
     updated_at: str
     deadlines: dict[str, str | None]
+    guarantees: Guarantees
     outcome: str | None = Field(default=None, description="Only on /wait: how the wait ended.")
 
 

@@ -21,8 +21,8 @@ from app.callbacks.ssrf import check_callback_url
 from app.core import faults
 from app.core.errors import ApiError
 from app.observer.context import Engine
-from app.observer.create_steps import INTAKE_LEASE_TOKEN
 from app.observer.runner import process
+from app.observer.single_create import INTAKE_LEASE_TOKEN
 from app.operations import repository as repo
 from app.operations.models import Operation
 from app.operations.repository import Fence
@@ -121,6 +121,7 @@ async def create(
                     "idempotency_key": key,
                     "trace_id": op.trace_id,
                     "provider_token": op.provider_token,
+                    "single_create": op.single_create,
                     "deadlines": {
                         "create_at": op.create_deadline_at.isoformat(),
                         "result_at": op.result_deadline_at.isoformat(),
@@ -176,6 +177,7 @@ def _new_operation(
         input=req.input,
         provider_token=new_provider_token(),
         trace_id=new_trace_id(),
+        single_create=profile.single_create.value,
         state=State.CREATE_PENDING.value,
         version=0,
         create_deadline_at=now + timedelta(seconds=create_s),

@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import httpx
 
+from app.providers import lookup as lk
 from app.providers import pointers
 from app.providers.http_util import (
     as_int,
@@ -39,7 +40,7 @@ from app.providers.http_util import parse_retry_after as parse_retry_after  # li
 from app.providers.pointers import MISSING
 from app.providers.profile import Endpoint, Profile
 from app.providers.secrets import CredentialError
-from app.providers.types import CallResult, Exchange, Outcome, Progress
+from app.providers.types import CallResult, Exchange, LookupResult, Outcome, Progress
 
 WORKER_HEADER = "X-Jobgate-Worker"
 # Redacted by name whatever the profile says: these carry credentials by convention.
@@ -106,6 +107,7 @@ class ProviderClient:
         }
         headers: dict[str, str] = {}
         idem, ref = profile.idempotency, profile.client_reference
+        query = {idem.param: token} if idem.location == "query" and idem.param else None
         try:
             body = copy.deepcopy(input) if ep.body is None else render(ep.body, values)
             if idem.location == "header" and idem.header:
@@ -116,7 +118,7 @@ class ProviderClient:
                 pointers.set_value(body, ref.pointer, client_reference)
         except Exception as exc:  # a template mismatch, an input too deep to copy: nothing sent
             return self._refused("create", f"cannot build the create body: {_named(exc)}")
-        raw = await self._call(profile, "create", ep, None, trace_id, worker, body, headers, None)
+        raw = await self._call(profile, "create", ep, None, trace_id, worker, body, headers, query)
         return self._observation(profile, raw, require="job_id")
 
     async def status(
@@ -163,27 +165,49 @@ class ProviderClient:
         client_reference: str | None,
         trace_id: str,
         worker: str | None = None,
-    ) -> CallResult:
-        """Find remote jobs by token or client reference; ``job_ids`` in provider order."""
+        since: datetime | None = None,
+    ) -> LookupResult:
+        """Find remote jobs by token or client reference, page by page (app.providers.lookup).
+
+        ``since`` is the start of the look-back window (the intent time minus the
+        profile's clock-skew margin): a newest-first listing stops at the first page
+        entirely older than that. ``job_ids`` are the matches in listing order.
+        """
         ep = profile.lookup
         if ep is None:
-            return self._refused("lookup", f"profile {profile.name} has no lookup")
+            return self._refused_lookup(f"profile {profile.name} has no lookup")
         key = token if ep.by == "token" else client_reference
         if key is None:
-            return self._refused("lookup", f"lookup by {ep.by} needs a {ep.by}")
-        params = {ep.param: key} if ep.param else None
-        raw = await self._call(profile, "lookup", ep, None, trace_id, worker, params=params)
-        jobs = pointers.get(raw.body, ep.jobs) if raw.json_ok else MISSING
-        outcome, note = self._outcome(raw, ok=isinstance(jobs, list), why="no job list")
-        found = self._base(raw, outcome, note)
+            return self._refused_lookup(f"lookup by {ep.by} needs a {ep.by}")
+        asked: lk.PageRequest | None = lk.first_page(ep, key)
+        exchanges: list[Exchange] = []
         ids: list[str] = []
-        for job in jobs if isinstance(jobs, list) else []:
-            if ep.match is not None and pointers.get(job, ep.match) != client_reference:
-                continue
-            job_id = as_str(pointers.get(job, ep.job_id))
-            if job_id is not None:
-                ids.append(job_id)
-        return _replace(found, job_ids=ids)
+        while asked is not None:
+            if len(exchanges) == ep.max_pages:
+                return LookupResult(Outcome.OK, exchanges, ids, len(exchanges), "max_pages")
+            raw = await self._call(
+                profile,
+                "lookup",
+                ep,
+                None,
+                trace_id,
+                worker,
+                params=asked.params or None,
+                url=asked.url,
+            )
+            jobs = lk.listed(ep, raw.body) if raw.json_ok else None
+            outcome, note = self._outcome(raw, ok=jobs is not None, why="no job list")
+            found = self._base(raw, outcome, note)
+            exchanges.append(found.exchange)
+            if outcome != Outcome.OK or jobs is None:
+                return LookupResult(
+                    outcome, exchanges, ids, len(exchanges), "error", found.retry_after_seconds
+                )
+            ids += [i for i in lk.matching_ids(ep, jobs, client_reference) if i not in ids]
+            if lk.before_window(ep, jobs, since):
+                return LookupResult(Outcome.OK, exchanges, ids, len(exchanges), "window")
+            asked = lk.next_page(ep, profile.base_url, asked, raw.body, jobs)
+        return LookupResult(Outcome.OK, exchanges, ids, len(exchanges), "end")
 
     # -- internals -------------------------------------------------------------------------
 
@@ -198,6 +222,7 @@ class ProviderClient:
         body: Any = None,
         headers: dict[str, str] | None = None,
         params: dict[str, str] | None = None,
+        url: str | None = None,  # a whole URL instead of base_url + path (a next-page link)
     ) -> _Raw:
         headers = {"Accept": "application/json", **(headers or {})}
         if profile.trace_header:
@@ -219,7 +244,7 @@ class ProviderClient:
         try:
             request = self._http.build_request(
                 ep.method,
-                profile.base_url.rstrip("/") + path,
+                url or profile.base_url.rstrip("/") + path,
                 params=params,
                 json=body,
                 headers=headers,
@@ -351,6 +376,10 @@ class ProviderClient:
 
     def _refused(self, operation: str, why: str) -> CallResult:
         return self._base(self._refused_raw(operation, why), Outcome.REJECTED, None)
+
+    def _refused_lookup(self, why: str) -> LookupResult:
+        refused = self._refused("lookup", why)
+        return LookupResult(Outcome.REJECTED, [refused.exchange], stopped="refused")
 
 
 def _named(exc: Exception) -> str:

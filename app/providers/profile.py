@@ -8,7 +8,6 @@ are resolved at call time and never stored on the profile (SPEC 1.10).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -17,37 +16,26 @@ from urllib.parse import urlsplit
 import yaml
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     field_validator,
     model_validator,
 )
 
-from app.providers import pointers
+from app.providers.lookup import LookupEndpoint as LookupEndpoint  # re-exported
+from app.providers.lookup import ManualSearch
 from app.providers.secrets import Credential, CredentialSpec, EnvName, HeaderName, Secret, SecretRef
 from app.providers.secrets import CredentialError as CredentialError  # re-exported for callers
-from app.providers.types import RemoteClass
+from app.providers.spec_base import Endpoint as Endpoint  # re-exported for the client
+from app.providers.spec_base import Method, Pointer, Seconds
+from app.providers.spec_base import SpecModel as _Model
+from app.providers.types import RemoteClass, SingleCreate
 
 BUILTIN_DIR = Path(__file__).with_name("profiles")
 
 
 class ProfileError(Exception):
     """A profile file is unreadable or invalid; the message names the file and field."""
-
-
-def _pointer(value: str) -> str:
-    pointers.parse(value)  # raises PointerError (a ValueError) with a clear message
-    return value
-
-
-def _path(value: str) -> str:
-    if not value.startswith("/"):
-        raise ValueError("must start with '/'")
-    if any(p != "job_id" for p in re.findall(r"\{([^}]*)\}", value)):
-        raise ValueError("the only path placeholder is {job_id}")
-    return value
 
 
 def _check_base_url(url: str) -> str:
@@ -59,11 +47,6 @@ def _check_base_url(url: str) -> str:
         raise ValueError("base_url must not carry user info, a query or a fragment")
     return url
 
-
-Pointer = Annotated[str, AfterValidator(_pointer)]
-UrlPath = Annotated[str, AfterValidator(_path)]
-Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
-Seconds = Annotated[float, Field(gt=0)]
 
 # Body template placeholders, per endpoint; "$$x" is the literal string "$x".
 CREATE_PLACEHOLDERS = frozenset({"$input", "$kind", "$client_reference", "$token"})
@@ -82,16 +65,15 @@ def _check_template(template: Any, allowed: frozenset[str]) -> None:
             raise ValueError(f"unknown placeholder; allowed: {', '.join(sorted(allowed))}")
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
 class IdempotencySpec(_Model):
-    """Where the idempotency token goes on create: a header, a body pointer, or nowhere."""
+    """Where the idempotency token goes on create: a header, a body pointer, a query
+    parameter, or nowhere. Anything but ``none`` declares that the provider HONOURS the
+    token (a second create with it starts no second job): only then is a create resent."""
 
-    location: Literal["header", "body", "none"] = "header"
+    location: Literal["header", "body", "query", "none"] = "header"
     header: HeaderName | None = None
     pointer: Pointer | None = None
+    param: str | None = None  # location query: the parameter name
 
     @model_validator(mode="after")
     def _target(self) -> IdempotencySpec:
@@ -99,6 +81,8 @@ class IdempotencySpec(_Model):
             raise ValueError("location header needs a header name")
         if self.location == "body" and not self.pointer:
             raise ValueError("location body needs a pointer")
+        if self.location == "query" and not self.param:
+            raise ValueError("location query needs a param")
         return self
 
 
@@ -113,13 +97,6 @@ class ClientReferenceSpec(_Model):
         if self.location != "none" and not self.pointer:
             raise ValueError(f"location {self.location} needs a pointer")
         return self
-
-
-class Endpoint(_Model):
-    """One HTTP endpoint; ``{job_id}`` in the path is the remote job id."""
-
-    method: Method = "GET"
-    path: UrlPath
 
 
 class CreateEndpoint(Endpoint):
@@ -151,24 +128,6 @@ class CancelEndpoint(Endpoint):
 
 class ResultEndpoint(Endpoint):
     safe_to_repeat: bool = False  # conservative: a download may be single-use
-
-
-class LookupEndpoint(Endpoint):
-    """Reconciliation: find jobs by the create token or by the client reference."""
-
-    by: Literal["token", "client_reference"]
-    param: str | None = None  # query parameter carrying the value
-    jobs: Pointer = "/jobs"  # the list of jobs in the body
-    job_id: Pointer = "/job_id"  # the id inside each listed job
-    match: Pointer | None = None  # inside each job: filter locally by client reference
-
-    @model_validator(mode="after")
-    def _how(self) -> LookupEndpoint:
-        if self.param is None and self.match is None:
-            raise ValueError("give param (server-side query) or match (local filter)")
-        if self.match is not None and self.by != "client_reference":
-            raise ValueError("match filters by client_reference only")
-        return self
 
 
 class ResultPointers(_Model):
@@ -265,6 +224,7 @@ class Profile(_Model):
     cancel: CancelEndpoint | None = None
     result: ResultEndpoint | None = None  # None: the result is inline in the status body
     lookup: LookupEndpoint | None = None
+    manual_search: ManualSearch = ManualSearch()
     pointers: Pointers
     states: Annotated[dict[str, RemoteClass], Field(min_length=1)]
     polling: PollingPolicy = PollingPolicy()
@@ -277,7 +237,23 @@ class Profile(_Model):
     def _consistent(self) -> Profile:
         if self.result is None and self.pointers.inline_result is None:
             raise ValueError("without a result endpoint, pointers.inline_result is required")
+        by = self.lookup.by if self.lookup is not None else None
+        if by == "token" and self.idempotency.location == "none":
+            raise ValueError("lookup by token needs a token sent on create (idempotency)")
+        if by == "client_reference" and self.client_reference.location == "none":
+            raise ValueError("lookup by client_reference needs client_reference on create")
         return self
+
+    @property
+    def single_create(self) -> SingleCreate:
+        """THE one derivation of how a single remote job is ensured for this provider:
+        ``token`` when it honours the idempotency token, else ``lookup`` when a job can
+        be found again by its client reference, else ``none``."""
+        if self.idempotency.location != "none":
+            return SingleCreate.TOKEN
+        if self.lookup is not None and self.lookup.by == "client_reference":
+            return SingleCreate.LOOKUP
+        return SingleCreate.NONE
 
     def remote_class(self, state: str) -> RemoteClass:
         """Map a provider state; an unknown one is RUNNING (never mistaken for success)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 
 class Outcome(StrEnum):
@@ -20,6 +20,14 @@ class Outcome(StrEnum):
     RATE_LIMITED = "rate_limited"  # 429 (Retry-After in retry_after_seconds)
     NOT_FOUND = "not_found"  # 404 on a job or result
     CONFLICT = "conflict"  # 409: e.g. cancel of a finished job, result not ready
+
+
+class SingleCreate(StrEnum):
+    """How a provider's single remote job per operation is ensured (SPEC 4, `guarantees`)."""
+
+    TOKEN = "token"  # the provider honours the idempotency token: a replay is safe
+    LOOKUP = "lookup"  # no token; the job is found again by the stored client reference
+    NONE = "none"  # neither: an unconfirmed create goes to a human, never resent
 
 
 class RemoteClass(StrEnum):
@@ -90,3 +98,23 @@ class CallResult:
     poll_hint_seconds: float | None = None  # provider's own poll hint from the body
     remote_time: str | None = None  # provider's timestamp for the state it reports
     job_ids: list[str] = field(default_factory=list)  # lookup: matching job ids, oldest first
+
+
+LookupStop = Literal["end", "window", "max_pages", "error", "refused"]
+
+
+@dataclass(frozen=True)
+class LookupResult:
+    """A lookup, however many pages it read: every page's exchange and the matching ids.
+
+    ``outcome`` is OK only when every page read was answered and readable; ``stopped``
+    says why paging ended (the last page, the look-back window, the page limit, or
+    the failed page)."""
+
+    outcome: Outcome
+    exchanges: list[Exchange]
+    job_ids: list[str] = field(default_factory=list)  # matches, in listing order, no repeats
+    pages: int = 0
+    stopped: LookupStop = "end"
+    retry_after_seconds: float | None = None
+    poll_hint_seconds: float | None = None  # lookups carry no hint; kept for the backoff

@@ -228,7 +228,7 @@ async def test_operators_see_everything_and_resolve_agents_get_403(gateway: Gate
     operator = await mint(gateway, "ops-1", "operator")
     admin = await mint(gateway, "root", "admin")
     gateway.http.headers.update(bearer(operator))  # what run_until_done and tick read with
-    op_a = await created(gateway, a, {"name": "different_job_id"})
+    op_a = await created(gateway, a, {"name": "different_job_id", "list_delay": 1})
     op_b = await created(gateway, b, {"name": "never_finishes"})
     final = await gateway.run_until_done(op_a)
     assert final["state"] == "contract_violation"

@@ -14,7 +14,7 @@ async def _resolve(gw: Gateway, op_id: str, **body: Any) -> Any:
 async def test_inbox_lists_needs_attention_oldest_first_with_why(gateway: Gateway) -> None:
     a = (await gateway.start({"name": "corrupt_result"})).json()["operation_id"]
     await gateway.run_until_done(a)
-    b = (await gateway.start({"name": "different_job_id"})).json()["operation_id"]
+    b = (await gateway.start({"name": "different_job_id", "list_delay": 1})).json()["operation_id"]
     await gateway.run_until_done(b)
     c = (await gateway.start({"name": "partial_results", "processed": 10, "failed": 2})).json()[
         "operation_id"
@@ -29,7 +29,9 @@ async def test_inbox_lists_needs_attention_oldest_first_with_why(gateway: Gatewa
 
 
 async def test_pick_the_true_job_after_a_contract_violation(gateway: Gateway) -> None:
-    op_id = (await gateway.start({"name": "different_job_id"})).json()["operation_id"]
+    op_id = (await gateway.start({"name": "different_job_id", "list_delay": 1})).json()[
+        "operation_id"
+    ]
     final = await gateway.run_until_done(op_id)
     true_job = final["error"]["details"]["job_ids"][0]
     r = await _resolve(

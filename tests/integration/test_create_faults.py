@@ -71,8 +71,24 @@ async def test_definitive_rejection_fails_with_the_providers_error(gateway: Gate
     assert "Do not report success" in body["message"]
 
 
-async def test_different_job_id_for_same_token_is_contract_violation(gateway: Gateway) -> None:
+async def test_lookup_first_finds_the_job_before_a_replay_could_make_another(
+    gateway: Gateway,
+) -> None:
+    # The provider would make a second job on a replay; the lookup finds the first one
+    # before any replay is sent.
     r = await gateway.start({"name": "different_job_id"})
+    op_id = r.json()["operation_id"]
+    final = await gateway.run_until_done(op_id)
+    assert final["state"] == "succeeded"
+    token = await gateway.token_of(op_id)
+    assert gateway.stats(token)["creates_by_token"][token] == 1
+    assert gateway.jobs_for(op_id) == [final["remote_job_id"]]
+
+
+async def test_different_job_id_for_same_token_is_contract_violation(gateway: Gateway) -> None:
+    # The first job is not listed yet when the lookup runs, so the token is replayed,
+    # and the provider breaks its promise: the check after the replay sees both.
+    r = await gateway.start({"name": "different_job_id", "list_delay": 1})
     op_id = r.json()["operation_id"]
     final = await gateway.run_until_done(op_id)
     assert final["state"] == "contract_violation"

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.processes import gateway_env, gateway_process
+from tests.support.processes import gateway_env, gateway_process, post_operation
 
 DEADLINES = {"create_seconds": 120, "result_seconds": 300, "cancel_seconds": 300}
 
@@ -20,7 +20,12 @@ POINTS = [
     # The create was sent and answered, the answer never recorded:
     ("before_apply_create_pending", {"name": "slow", "polls": 1}, False, "succeeded"),
     # ... and the provider then breaks its contract: only a lookup can tell.
-    ("before_apply_create_pending", {"name": "different_job_id"}, False, "contract_violation"),
+    (
+        "before_apply_create_pending",
+        {"name": "different_job_id", "list_delay": 1},
+        False,
+        "contract_violation",
+    ),
     ("after_accepted", {"name": "slow", "polls": 1}, False, "succeeded"),
     ("after_create_unknown", {"name": "lost_create_response"}, False, "succeeded"),
     ("after_reconciling", {"name": "accept_then_5xx"}, False, "succeeded"),
@@ -32,18 +37,8 @@ POINTS = [
 
 
 def _post(url: str, key: str, scenario: dict[str, Any]) -> httpx.Response | None:
-    body = {
-        "provider": "mock",
-        "kind": "report",
-        "input": {"scenario": scenario},
-        "deadlines": DEADLINES,
-    }
-    try:
-        return httpx.post(
-            f"{url}/v1/operations", json=body, headers={"Idempotency-Key": key}, timeout=10
-        )
-    except httpx.TransportError:
-        return None  # the gateway died answering: the agent retries with the same key
+    body = {"provider": "mock", "kind": "report", "input": {"scenario": scenario}}
+    return post_operation(url, key, {**body, "deadlines": DEADLINES})
 
 
 @pytest.mark.parametrize(

@@ -229,9 +229,8 @@ def test_result_unavailable(client: httpx.Client) -> None:
 
 
 def test_bad_requests(client: httpx.Client) -> None:
-    body = {"kind": "report", "input": {}}
-    r = client.post("/v1/jobs", json=body)
-    assert r.status_code == 400 and r.json()["error"]["code"] == "missing_idempotency_key"
+    r = client.post("/v1/jobs", json={"kind": "report", "input": [1]})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_body"
     r = client.post("/v1/jobs", json={"kind": "video"}, headers={"Idempotency-Key": token()})
     assert r.status_code == 400 and r.json()["error"]["code"] == "unknown_kind"
     r = create(client, "no_such_scenario")
@@ -239,7 +238,8 @@ def test_bad_requests(client: httpx.Client) -> None:
     for path in ("/v1/jobs/job_nope", "/v1/jobs/job_nope/result"):
         assert client.get(path).json()["error"]["code"] == "job_not_found"
     assert client.post("/v1/jobs/job_nope/cancel").status_code == 404
-    assert client.get("/v1/jobs").status_code == 400
+    assert client.get("/v1/jobs", params={"cursor": "nope"}).status_code == 400
+    assert client.get("/v1/jobs", params={"after": "job_nope"}).status_code == 400
 
 
 def test_stats_filter_calls_and_lookup(client: httpx.Client) -> None:

@@ -166,7 +166,9 @@ async def test_a_failing_step_inside_the_create_request_is_recorded(
         raise ValueError("cannot encode")
 
     monkeypatch.setattr(gateway.engine.client, "create", broken_create)
-    r = await gateway.start({"name": "fast"})
+    # A create deadline far enough away that reconciliation cannot hand it over first.
+    far = {"create_seconds": 86400.0, "result_seconds": 172800.0}
+    r = await gateway.start({"name": "fast"}, deadlines=far)
     assert r.status_code == 202 and r.json()["status"] == "processing"
     op_id = r.json()["operation_id"]
     rows = [h for h in await _history(gateway, op_id) if h["kind"] == "step_failed"]

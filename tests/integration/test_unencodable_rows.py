@@ -41,10 +41,10 @@ async def _tamper(gw: Gateway, op_id: str, column: str, raw_json: str) -> None:
         )
 
 
-async def _start(gw: Gateway, agent: dict[str, str], scenario: str) -> str:
+async def _start(gw: Gateway, agent: dict[str, str], scenario: dict[str, Any]) -> str:
     r = await gw.http.post(
         "/v1/operations",
-        json={"provider": "mock", "kind": "report", "input": {"scenario": {"name": scenario}}},
+        json={"provider": "mock", "kind": "report", "input": {"scenario": scenario}},
         headers={**agent, "Idempotency-Key": uuid.uuid4().hex},
     )
     assert r.status_code == 202, r.text
@@ -53,8 +53,8 @@ async def _start(gw: Gateway, agent: dict[str, str], scenario: str) -> str:
 
 async def test_lists_survive_rows_with_lone_surrogates(gateway: Gateway) -> None:
     agent, operator = await _key(gateway, "agent"), await _key(gateway, "operator")
-    running = await _start(gateway, agent, "never_finishes")
-    broken = await _start(gateway, agent, "different_job_id")
+    running = await _start(gateway, agent, {"name": "never_finishes"})
+    broken = await _start(gateway, agent, {"name": "different_job_id", "list_delay": 1})
     for _ in range(20):  # run_until_done reads without a key; tick until it stops
         await gateway.tick(5)
     await _tamper(gateway, running, "labels", BAD_LABEL)

@@ -79,6 +79,17 @@ def wait_healthy(url: str, proc: Process, timeout: float = START_TIMEOUT_S) -> N
     raise TimeoutError(f"{url} not healthy; log:\n{proc.log.read_text()[-3000:]}")
 
 
+def post_operation(url: str, key: str, body: dict[str, Any]) -> httpx.Response | None:
+    """An agent's create; None when the gateway died answering (the agent then retries
+    with the same Idempotency-Key)."""
+    try:
+        return httpx.post(
+            f"{url}/v1/operations", json=body, headers={"Idempotency-Key": key}, timeout=10
+        )
+    except httpx.TransportError:
+        return None
+
+
 def gateway_env(database_url: str, mock_url: str, data_dir: Path, **extra: Any) -> dict[str, str]:
     env = {
         "JOBGATE_DATABASE_URL": database_url,

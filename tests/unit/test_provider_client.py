@@ -218,9 +218,11 @@ async def test_local_refusals_send_nothing(make_client: Any, mock_profile: Profi
     required = variant(mock_profile, credentials={"env": "ACME_TOKEN"})
     no_credential = await client.status(required, "job_1", trace_id="t")
     no_token = await client.lookup(mock_profile, token=None, client_reference="op", trace_id="t")
-    for found in (unknown, no_credential, no_token):
+    for found in (unknown, no_credential):
         assert found.outcome is Outcome.REJECTED
         assert found.exchange.status_code is None and found.exchange.error
+    assert no_token.outcome is Outcome.REJECTED and no_token.stopped == "refused"
+    assert [e.status_code for e in no_token.exchanges] == [None] and no_token.exchanges[0].error
     assert "ACME_TOKEN is not set" in (no_credential.exchange.error or "")
     assert rec.requests == []
 

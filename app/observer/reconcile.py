@@ -1,0 +1,277 @@
+"""Reconciliation after an ambiguous create, one case per provider capability.
+
+Lookup first wherever the profile has one; a replay with the same token only for a
+provider that honours it (`TokenHonoured.replay`). Past the create deadline only a
+read-only lookup is made. Without a token nothing is ever sent again: each round
+where a token provider would have replayed leaves a `resend_refused` history row,
+and what is still unknown goes to a human with what to search for at the provider.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from app.observer.context import Engine
+from app.observer.decision import Decision, Note, needs_human
+from app.observer.single_create import (
+    Capability,
+    LookupOnly,
+    TokenHonoured,
+    check_single_send,
+    send_create,
+)
+from app.observer.step_common import (
+    deadline_passed,
+    delay_for,
+    provider_error,
+    remote_fields,
+    worker_tag,
+)
+from app.operations import repository as repo
+from app.operations.models import Operation
+from app.operations.states import Evidence, State
+from app.providers.profile import Profile
+from app.providers.types import CallResult, Exchange, LookupResult, Outcome
+
+DEFAULT_SKEW_SECONDS = 300.0  # the search window's margin when the profile has no lookup
+
+
+async def look(engine: Engine, profile: Profile, op: Operation) -> LookupResult:
+    """The profile's lookup, paged, from the intent time minus its clock-skew margin."""
+    skew = profile.lookup.skew_seconds if profile.lookup else DEFAULT_SKEW_SECONDS
+    return await engine.client.lookup(
+        profile,
+        token=op.provider_token,
+        client_reference=op.id,
+        trace_id=op.trace_id,
+        worker=worker_tag(engine, op),
+        since=op.created_at - timedelta(seconds=skew),
+    )
+
+
+async def by_token(engine: Engine, profile: Profile, op: Operation, cap: TokenHonoured) -> Decision:
+    """Lookup, then (nothing listed, deadline not passed) a replay with the same token,
+    confirmed by a second lookup: two ids for one token is the provider's violation."""
+    final = deadline_passed(op.create_deadline_at, engine.now())
+    ex: list[Exchange] = []
+    if final and cap.lookup is None:  # past the deadline only reads, and there is none
+        return unconfirmed(engine, profile, op, cap, "create deadline passed")
+    if cap.lookup is not None:
+        found = await look(engine, profile, op)
+        ex += found.exchanges
+        if found.outcome != Outcome.OK:
+            return unresolved(engine, profile, op, cap, ex, "the lookup failed", found)
+        if found.job_ids:
+            return _judge(op, cap, found.job_ids, ex, "lookup", sends=None)
+        if final:  # past the deadline: reads only, never a replay
+            why = "the last lookup found no job"
+            return unconfirmed(engine, profile, op, cap, f"create deadline passed ({why})", ex)
+    replay = await send_create(engine, profile, op, cap.replay(op))
+    ex.append(replay.exchange)
+    replay_id = replay.remote_job_id if replay.outcome == Outcome.OK else None
+    if replay_id is None:
+        if replay.outcome == Outcome.REJECTED:
+            return Decision(
+                State.FAILED,
+                "provider rejected the create and holds no job for it",
+                Evidence("no_remote_job"),
+                {"error": provider_error(replay, "rejected")},
+                exchanges=ex,
+            )
+        return unresolved(engine, profile, op, cap, ex, "no answer names a job", replay)
+    ids = [replay_id]
+    if cap.lookup is not None:
+        confirm = await look(engine, profile, op)
+        ex += confirm.exchanges
+        if confirm.outcome != Outcome.OK:
+            return unresolved(
+                engine, profile, op, cap, ex, "the check after the replay failed", confirm
+            )
+        ids += [i for i in confirm.job_ids if i != replay_id]
+    return _judge(op, cap, ids, ex, "create replay", sends=None, replay=replay)
+
+
+async def by_lookup(engine: Engine, profile: Profile, op: Operation, cap: LookupOnly) -> Decision:
+    """Lookups only; two matches are the provider's violation only if jobgate sent one
+    create (counted from history); more sends would be jobgate's own bug."""
+    final = deadline_passed(op.create_deadline_at, engine.now())
+    notes = [] if final else [refused_resend(op, cap)]
+    found = await look(engine, profile, op)
+    ex = list(found.exchanges)
+    if found.outcome != Outcome.OK:
+        why = f"the lookup failed on page {found.pages}"
+        return unresolved(engine, profile, op, cap, ex, why, found, notes)
+    if len(found.job_ids) > 1:
+        async with engine.db.transaction() as session:
+            sends = await repo.sent_creates(session, op.id)
+        check_single_send(sends, op.id)
+        return _judge(op, cap, found.job_ids, ex, "lookup", sends=sends, notes=notes)
+    if found.job_ids:
+        where = f"{found.pages} page(s) listed"
+        how = f"lookup by client reference ({where})"
+        return _judge(op, cap, found.job_ids, ex, how, None, notes=notes)
+    why = (
+        f"no job with client reference {op.id} listed yet "
+        f"({found.pages} page(s), stopped at {found.stopped})"
+    )
+    return unresolved(engine, profile, op, cap, ex, why, found, notes)
+
+
+def _judge(
+    op: Operation,
+    cap: Capability,
+    ids: list[str],
+    ex: list[Exchange],
+    how: str,
+    sends: int | None,
+    *,
+    replay: CallResult | None = None,
+    notes: list[Note] | None = None,
+) -> Decision:
+    """One job: accepted. Two or more: contract_violation, with every id and response kept."""
+    if len(ids) > 1:
+        sent = "" if sends is None else f" although jobgate sent {sends} create(s)"
+        what = "one idempotency token" if isinstance(cap, TokenHonoured) else f"reference {op.id}"
+        details: dict[str, Any] = {"job_ids": sorted(ids), "single_create": cap.guarantee.value}
+        if sends is not None:
+            details["creates_sent"] = sends
+        return needs_human(
+            State.CONTRACT_VIOLATION,
+            f"provider holds {len(ids)} jobs for {what}{sent}",
+            Evidence("conflicting_job_ids", {"job_ids": sorted(ids)}),
+            f"The provider holds different jobs for {what}{sent}: {sorted(ids)}. "
+            "Automation stopped; a human must pick the true job and cancel the others.",
+            details=details,
+            exchanges=ex,
+            notes=notes,
+        )
+    if not ids:
+        raise ValueError("_judge needs at least one job id")
+    fields: dict[str, Any] = {"remote_job_id": ids[0], "poll_attempt": 0}
+    if replay is not None:
+        fields.update(remote_fields(replay))
+    # Reconciling leads only to `accepted`: even a finished job is observed (and its
+    # result collected) through the normal path.
+    return Decision(
+        State.ACCEPTED,
+        f"{how} found the remote job",
+        Evidence("remote_job_id", {"remote_job_id": ids[0]}),
+        fields,
+        delay=0.0,
+        exchanges=ex,
+        notes=list(notes or []),
+    )
+
+
+def unresolved(
+    engine: Engine,
+    profile: Profile,
+    op: Operation,
+    cap: Capability,
+    ex: list[Exchange],
+    why: str,
+    last: CallResult | LookupResult | None,
+    notes: list[Note] | None = None,
+) -> Decision:
+    """Still ambiguous: reconcile again after the backoff, or hand over at the deadline."""
+    if deadline_passed(op.create_deadline_at, engine.now()):
+        return unconfirmed(engine, profile, op, cap, f"create deadline passed ({why})", ex, notes)
+    return Decision(
+        State.CREATE_UNKNOWN,
+        f"still ambiguous ({why}); will reconcile again",
+        Evidence("ambiguous_create"),
+        {"poll_attempt": op.poll_attempt + 1},
+        delay=delay_for(engine, profile, op, last),
+        exchanges=ex,
+        notes=list(notes or []),
+    )
+
+
+def refused_resend(op: Operation, cap: Capability) -> Note:
+    """The history row of a resend that was not sent (where a token provider would replay)."""
+    instead = "a lookup by client reference" if isinstance(cap, LookupOnly) else "a human"
+    return Note(
+        "resend_refused",
+        f"create not sent again: the provider honours no idempotency token "
+        f"(single_create={cap.guarantee.value}); {instead} instead",
+        {"single_create": cap.guarantee.value, "client_reference": op.id},
+    )
+
+
+_WHAT_HAPPENED = {
+    "token": "The create was never confirmed before its deadline; a remote job may exist.",
+    "lookup": (
+        "jobgate sent the create at most once and NEVER again (the provider honours no "
+        "idempotency token), and no lookup found the job before the create deadline."
+    ),
+    "none": (
+        "jobgate sent the create at most once and does not know whether the provider started "
+        "the job. The provider honours no idempotency token and has no lookup, so jobgate "
+        "will NOT send it again."
+    ),
+}
+
+
+def unconfirmed(
+    engine: Engine,
+    profile: Profile,
+    op: Operation,
+    cap: Capability,
+    cause: str,
+    ex: list[Exchange] | None = None,
+    notes: list[Note] | None = None,
+) -> Decision:
+    """`create_unconfirmed`, with what a person must search for at the provider."""
+    hint, details = search_hint(engine, profile, op)
+    details["single_create"] = cap.guarantee.value
+    past = deadline_passed(op.create_deadline_at, engine.now())
+    evidence = "create_deadline" if past else "ambiguous_create"
+    return needs_human(
+        State.CREATE_UNCONFIRMED,
+        cause,
+        Evidence(evidence),
+        f"{_WHAT_HAPPENED[cap.guarantee.value]} Cause: {cause}. {hint}",
+        details=details,
+        exchanges=ex,
+        notes=notes,
+    )
+
+
+def search_hint(engine: Engine, profile: Profile, op: Operation) -> tuple[str, dict[str, Any]]:
+    """The client reference, the time window and the provider's own list call."""
+    skew = timedelta(
+        seconds=profile.lookup.skew_seconds if profile.lookup else DEFAULT_SKEW_SECONDS
+    )
+    start, end = op.created_at - skew, engine.now() + skew
+    ref = profile.client_reference
+    field = {
+        "metadata": f"in its metadata at {ref.pointer}",
+        "body": f"in the create body at {ref.pointer}",
+        "none": "(the create carried no client reference: match by time and input)",
+    }[ref.location]
+    call = profile.manual_search.list_call
+    if call is None and profile.lookup is not None:
+        call = f"{profile.lookup.method} {profile.base_url.rstrip('/')}{profile.lookup.path}"
+    console = profile.manual_search.console_url
+    where = "".join(
+        [f" with {call}" if call else "", f" or in the console at {console}" if console else ""]
+    )
+    text = (
+        f"Search provider {profile.name}{where} for a job with client reference {op.id} "
+        f"{field}, created between {_iso(start)} and {_iso(end)}. If exactly one exists, "
+        "resolve this operation with decision accept_job and its remote_job_id; if none, "
+        "resolve it with abandon and start a new operation if the work is still wanted."
+    )
+    details: dict[str, Any] = {
+        "client_reference": op.id,
+        "client_reference_field": f"{ref.location} {ref.pointer or ''}".strip(),
+        "created_between": {"from": _iso(start), "to": _iso(end)},
+        "list_call": call,
+        "console_url": console,
+    }
+    return text, details
+
+
+def _iso(ts: Any) -> str:
+    return str(ts.isoformat().replace("+00:00", "Z"))

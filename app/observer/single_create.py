@@ -1,0 +1,140 @@
+"""Who may send a create: the rule that keeps one remote job per operation.
+
+`send_create`, the only way a create reaches the provider, takes a `SendPermit`, and
+only two things make one:
+
+- `first_send(op)`: the create request's own step, while it still holds the intake
+  lease in `create_pending`; nothing can have been sent for the operation before;
+- `TokenHonoured.replay(op)`: a provider that honours the idempotency token (and
+  got it on the first create too), where a second create starts no second job.
+
+`LookupOnly` and `Blind` have no method that makes a permit, so a resend to a
+provider without create idempotency cannot be written: mypy refuses the attribute,
+and `SendPermit` refuses to be built outside this module (a private key, checked
+at run time). Reconciliation matches on the capability and gets only what its
+case allows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal, final
+
+from app.observer.context import Engine
+from app.observer.step_common import worker_tag
+from app.operations.models import Operation
+from app.operations.states import State
+from app.providers.lookup import LookupEndpoint
+from app.providers.profile import Profile
+from app.providers.types import CallResult, SingleCreate
+
+INTAKE_LEASE_TOKEN = 1  # the lease the create request takes; a higher token means it died
+
+PermitReason = Literal["first_send", "token_replay"]
+
+
+class SingleCreateBroken(AssertionError):
+    """jobgate itself sent a provider without create idempotency more than one create.
+
+    Never a provider's fault and never a state: a bug that must fail tests loudly."""
+
+
+class _Mint:
+    """The private key of `SendPermit`'s constructor."""
+
+
+_MINT = _Mint()
+
+
+@final
+class SendPermit:
+    """Proof that sending this operation's create cannot start a second remote job."""
+
+    __slots__ = ("operation_id", "reason")
+
+    def __init__(self, key: _Mint, operation_id: str, reason: PermitReason) -> None:
+        if key is not _MINT:
+            raise TypeError("a SendPermit is made only by app.observer.single_create")
+        self.operation_id = operation_id
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class TokenHonoured:
+    """The provider honours the idempotency token: a replay with it is safe."""
+
+    lookup: LookupEndpoint | None
+    guarantee: ClassVar[SingleCreate] = SingleCreate.TOKEN
+
+    def replay(self, op: Operation) -> SendPermit:
+        """A replay of the create with the operation's stored token."""
+        return SendPermit(_MINT, op.id, "token_replay")
+
+
+@dataclass(frozen=True)
+class LookupOnly:
+    """No token: the job is found again by its client reference, never by a resend."""
+
+    lookup: LookupEndpoint
+    guarantee: ClassVar[SingleCreate] = SingleCreate.LOOKUP
+
+
+@dataclass(frozen=True)
+class Blind:
+    """Neither token nor lookup: an ambiguous create goes to a human at once."""
+
+    guarantee: ClassVar[SingleCreate] = SingleCreate.NONE
+
+
+Capability = TokenHonoured | LookupOnly | Blind
+
+
+def capability(profile: Profile, promised: str) -> Capability:
+    """What reconciliation may do: the profile's `single_create`, narrowed by the guarantee
+    recorded at intake. A create first sent without a token never becomes replayable
+    because the profile was changed to send one since."""
+    lookup = profile.lookup
+    if profile.single_create is SingleCreate.TOKEN and promised == SingleCreate.TOKEN:
+        return TokenHonoured(lookup)
+    if lookup is not None and lookup.by == "client_reference":
+        return LookupOnly(lookup)
+    return Blind()
+
+
+def first_send(op: Operation) -> SendPermit | None:
+    """The permit of the very first create: only under the intake lease, before any
+    transition. After the create request died (a claim bumped the lease token), the
+    create may have been sent, and this answers None."""
+    if (
+        op.state == State.CREATE_PENDING
+        and op.lease_token == INTAKE_LEASE_TOKEN
+        and op.version == 0
+    ):
+        return SendPermit(_MINT, op.id, "first_send")
+    return None
+
+
+async def send_create(
+    engine: Engine, profile: Profile, op: Operation, permit: SendPermit
+) -> CallResult:
+    """The create, first or replayed: always the stored token and the operation id."""
+    if permit.operation_id != op.id:
+        raise ValueError(f"a permit for {permit.operation_id} cannot send {op.id}")
+    return await engine.client.create(
+        profile,
+        op.kind,
+        op.input,
+        token=op.provider_token,
+        client_reference=op.id,
+        trace_id=op.trace_id,
+        worker=worker_tag(engine, op),
+    )
+
+
+def check_single_send(sends: int, op_id: str) -> None:
+    """Raise `SingleCreateBroken` if a provider without create idempotency got more than
+    one create for this operation (counted from history)."""
+    if sends > 1:
+        raise SingleCreateBroken(
+            f"{op_id}: jobgate sent {sends} creates to a provider that honours no token"
+        )
