@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 import httpx
 
@@ -20,14 +20,14 @@ from jobgate_client.errors import UsageError
 from jobgate_client.outcomes import Outcome
 from jobgate_client.types import (
     AttentionList,
-    Deadlines,
     ErrorsPage,
     FailedItem,
     JsonValue,
+    ListFilters,
     Operation,
     OperationList,
     ResultBody,
-    Status,
+    StartOptions,
 )
 
 T = TypeVar("T")
@@ -131,14 +131,10 @@ class Client(_Base):
         input: Mapping[str, JsonValue],
         *,
         idempotency_key: str,
-        deadlines: Deadlines | None = None,
-        callback_url: str | None = None,
-        labels: Mapping[str, str] | None = None,
+        **options: Unpack[StartOptions],
     ) -> Operation:
         """Start an operation (one try: retry it yourself with the SAME key)."""
-        call = _plans.start_call(
-            provider, kind, input, idempotency_key, deadlines, callback_url, labels
-        )
+        call = _plans.start_call(provider, kind, input, idempotency_key, **options)
         return self._run(_plans.operation(call))
 
     def get(self, operation_id: str) -> Operation:
@@ -188,38 +184,19 @@ class Client(_Base):
         input: Mapping[str, JsonValue],
         idempotency_key: str,
         max_wait: float = 300.0,
-        *,
-        deadlines: Deadlines | None = None,
-        callback_url: str | None = None,
-        labels: Mapping[str, str] | None = None,
+        **options: Unpack[StartOptions],
     ) -> Outcome:
         """Start, then wait up to `max_wait` seconds: exactly one typed outcome. Network
         errors, 429 and 5xx are retried with the same key (`retry`); see `_plans`."""
-        call = _plans.start_call(
-            provider, kind, input, idempotency_key, deadlines, callback_url, labels
-        )
+        call = _plans.start_call(provider, kind, input, idempotency_key, **options)
         return self._run(
             _plans.start_and_wait(
                 call, max_wait=max_wait, policy=self.retry, monotonic=self._monotonic
             )
         )
 
-    def list(
-        self,
-        *,
-        status: Status | None = None,
-        state: str | None = None,
-        provider: str | None = None,
-        in_flight: bool | None = None,
-        trace_id: str | None = None,
-        label: str | None = None,
-        limit: int = 50,
-        cursor: str | None = None,
-    ) -> OperationList:
-        """One page, newest first; `label` is `key=value`."""
-        filters: dict[str, object] = {"status": status, "state": state, "provider": provider}
-        filters.update(in_flight=in_flight, trace_id=trace_id, label=label)
-        filters.update(limit=limit, cursor=cursor)
+    def list(self, **filters: Unpack[ListFilters]) -> OperationList:
+        """One page, newest first (filters: see `ListFilters`)."""
         return self._run(_plans.list_plan(filters))
 
 
@@ -281,14 +258,10 @@ class AsyncClient(_Base):
         input: Mapping[str, JsonValue],
         *,
         idempotency_key: str,
-        deadlines: Deadlines | None = None,
-        callback_url: str | None = None,
-        labels: Mapping[str, str] | None = None,
+        **options: Unpack[StartOptions],
     ) -> Operation:
         """Start an operation (one try: retry it yourself with the SAME key)."""
-        call = _plans.start_call(
-            provider, kind, input, idempotency_key, deadlines, callback_url, labels
-        )
+        call = _plans.start_call(provider, kind, input, idempotency_key, **options)
         return await self._run(_plans.operation(call))
 
     async def get(self, operation_id: str) -> Operation:
@@ -344,35 +317,16 @@ class AsyncClient(_Base):
         input: Mapping[str, JsonValue],
         idempotency_key: str,
         max_wait: float = 300.0,
-        *,
-        deadlines: Deadlines | None = None,
-        callback_url: str | None = None,
-        labels: Mapping[str, str] | None = None,
+        **options: Unpack[StartOptions],
     ) -> Outcome:
         """Start, then wait up to `max_wait` seconds: exactly one typed outcome."""
-        call = _plans.start_call(
-            provider, kind, input, idempotency_key, deadlines, callback_url, labels
-        )
+        call = _plans.start_call(provider, kind, input, idempotency_key, **options)
         return await self._run(
             _plans.start_and_wait(
                 call, max_wait=max_wait, policy=self.retry, monotonic=self._monotonic
             )
         )
 
-    async def list(
-        self,
-        *,
-        status: Status | None = None,
-        state: str | None = None,
-        provider: str | None = None,
-        in_flight: bool | None = None,
-        trace_id: str | None = None,
-        label: str | None = None,
-        limit: int = 50,
-        cursor: str | None = None,
-    ) -> OperationList:
-        """One page, newest first; `label` is `key=value`."""
-        filters: dict[str, object] = {"status": status, "state": state, "provider": provider}
-        filters.update(in_flight=in_flight, trace_id=trace_id, label=label)
-        filters.update(limit=limit, cursor=cursor)
+    async def list(self, **filters: Unpack[ListFilters]) -> OperationList:
+        """One page, newest first (filters: see `ListFilters`)."""
         return await self._run(_plans.list_plan(filters))

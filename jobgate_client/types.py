@@ -129,3 +129,24 @@ class Deadlines(TypedDict, total=False):
     create_seconds: float
     result_seconds: float
     cancel_seconds: float
+
+
+class StartOptions(TypedDict, total=False):
+    """What a start may add beside provider, kind, input and the idempotency key."""
+
+    deadlines: Deadlines | None
+    callback_url: str | None  # gets one signed `operation.completed` event when done
+    labels: dict[str, str] | None  # filterable with list(label="key=value")
+
+
+class ListFilters(TypedDict, total=False):
+    """`GET /v1/operations` filters (None: no filter); a page is newest first."""
+
+    status: Status | None
+    state: str | None
+    provider: str | None
+    in_flight: bool | None
+    trace_id: str | None
+    label: str | None  # key=value
+    limit: int  # 1..200, default 50
+    cursor: str | None  # next_cursor of the previous page
