@@ -11,17 +11,18 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-from mcp.server.mcpserver import Context
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.mcp.tools import build_server
 from jobgate_client import AsyncClient
+
+if TYPE_CHECKING:  # the SDK is imported when the endpoint starts, not with app.main
+    from mcp.server.mcpserver import Context
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 
 MCP_PATH = "/mcp"
 INTERNAL_URL = "http://jobgate.internal"  # in-process only: never resolved or dialled
@@ -50,6 +51,10 @@ class McpEndpoint:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
+        from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+
+        from app.mcp.tools import build_server
+
         server = build_server(self._connect)
         server.streamable_http_app(
             streamable_http_path=MCP_PATH, stateless_http=True, json_response=True, host=self._host
