@@ -40,10 +40,12 @@ from jobgate_client.types import (
     ErrorInfo,
     ErrorsPage,
     FailedItem,
+    ListFilters,
     NextAction,
     Operation,
     OperationList,
     ResultBody,
+    StartOptions,
 )
 
 __all__ = [
@@ -63,6 +65,7 @@ __all__ = [
     "GatewayUnavailable",
     "InvalidRequestError",
     "JobgateError",
+    "ListFilters",
     "NeedsAttention",
     "NextAction",
     "NotFoundError",
@@ -72,6 +75,7 @@ __all__ = [
     "ResultBody",
     "RetryPolicy",
     "ServerError",
+    "StartOptions",
     "StillRunning",
     "Succeeded",
     "UsageError",
