@@ -218,15 +218,19 @@ def cancel_call(op_id: str, reason: str) -> Call:
     return Call("POST", op_path(op_id, "/cancel"), json={"reason": reason})
 
 
-def result_plan(op_id: str) -> Plan[ResultBody]:
-    return cast(ResultBody, (yield from send(Call("GET", op_path(op_id, "/result")))))
+def result_plan(op_id: str, policy: RetryPolicy = NO_RETRY) -> Plan[ResultBody]:
+    call = Call("GET", op_path(op_id, "/result"))
+    return cast(ResultBody, (yield from send(call, policy)))
 
 
-def errors_plan(op_id: str, limit: int = 50, cursor: str | None = None) -> Plan[ErrorsPage]:
+def errors_plan(
+    op_id: str, limit: int = 50, cursor: str | None = None, policy: RetryPolicy = NO_RETRY
+) -> Plan[ErrorsPage]:
     params = {"limit": str(limit)}
     if cursor:
         params["cursor"] = cursor
-    return cast(ErrorsPage, (yield from send(Call("GET", op_path(op_id, "/errors"), params))))
+    call = Call("GET", op_path(op_id, "/errors"), params)
+    return cast(ErrorsPage, (yield from send(call, policy)))
 
 
 def list_plan(filters: Mapping[str, object]) -> Plan[OperationList]:
@@ -304,12 +308,9 @@ def finish(op: Operation, policy: RetryPolicy) -> Plan[Outcome]:
     try:
         if outcome in ("succeeded", "completed_with_errors") and result is None:
             if op.get("result_url"):
-                fetched = yield from send(Call("GET", op_path(oid, "/result")), policy)
-                result = fetched.get("result") if isinstance(fetched, dict) else None
+                result = (yield from result_plan(oid, policy)).get("result")
         if outcome == "completed_with_errors":
-            page = yield from send(
-                Call("GET", op_path(oid, "/errors"), {"limit": str(FAILED_ITEMS_PAGE)}), policy
-            )
+            page = yield from errors_plan(oid, FAILED_ITEMS_PAGE, None, policy)
             items = list(page.get("items") or [])
             more = page.get("next_cursor") is not None
     except (ApiError, GatewayUnavailable):

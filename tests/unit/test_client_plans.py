@@ -220,3 +220,16 @@ def test_the_client_imports_with_httpx_alone(tmp_path: Any) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_result_too_large_to_come_inline_is_fetched() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            done = body(status="succeeded", done=True, result_url="/v1/operations/op_1/result")
+            return httpx.Response(202, json=done)
+        assert request.url.path == "/v1/operations/op_1/result"
+        return httpx.Response(200, json={"operation_id": "op_1", "result": {"big": True}})
+
+    with client(handler) as jg:
+        outcome = jg.start_and_wait("mock", "report", {}, "k", 30)
+    assert isinstance(outcome, Succeeded) and outcome.result == {"big": True}
