@@ -32,9 +32,9 @@ fuzz: $(STAMP)
 	$(BIN)/python -m pytest tests/fuzz --run-fuzz -q -s -p no:cacheprovider $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check app tests bench
-	$(BIN)/ruff format --check app tests bench
-	$(BIN)/mypy app
+	$(BIN)/ruff check app jobgate_client tests bench
+	$(BIN)/ruff format --check app jobgate_client tests bench
+	$(BIN)/mypy app jobgate_client
 
 openapi: $(STAMP)
 	$(BIN)/python -m app.openapi_dump > openapi/openapi.json

@@ -1,4 +1,4 @@
-"""The `jobgate` command: serve, observe, mock-provider, fake-provider, migrate, keys."""
+"""The `jobgate` command: serve, observe, mock-provider, fake-provider, migrate, keys, mcp."""
 
 from __future__ import annotations
 
@@ -138,6 +138,17 @@ def _keys(args: argparse.Namespace) -> int:
     return asyncio.run(run())
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    """The MCP server over stdio; stdout carries only the protocol (logs go to stderr)."""
+    import os
+
+    from app.mcp import stdio
+
+    key = os.environ.get(args.key_env) or None
+    asyncio.run(stdio.serve(args.url, key))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jobgate", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -176,6 +187,15 @@ def build_parser() -> argparse.ArgumentParser:
     revoke.add_argument("--name", required=True)
     for command in (create, revoke, keys_sub.choices["list"]):
         command.set_defaults(func=_keys)
+
+    mcp = sub.add_parser("mcp", help="the MCP server over stdio, for desktop agents")
+    mcp.add_argument("--url", required=True, help="the gateway, e.g. http://127.0.0.1:8080")
+    mcp.add_argument(
+        "--key-env",
+        default="JOBGATE_API_KEY",
+        help="the environment variable holding the API key (default JOBGATE_API_KEY)",
+    )
+    mcp.set_defaults(func=_mcp)
     return parser
 
 

@@ -12,6 +12,7 @@ import os
 import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,18 +99,36 @@ def db_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield str(path)
 
 
+@contextmanager
+def cloned_database(template: str, tmp: Path) -> Iterator[str]:
+    """A fresh copy of the migrated template on the back-end under test; dropped after."""
+    if IS_POSTGRES:
+        name = f"jobgate_t_{uuid.uuid4().hex[:12]}"
+        _pg_admin(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+        try:
+            yield _pg_url(name)
+        finally:
+            _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    else:
+        path = tmp / "jobgate.db"
+        shutil.copy(template, path)
+        yield f"sqlite:///{path}"
+
+
 @pytest.fixture
 def database_url(db_template: str, tmp_path: Path) -> Iterator[str]:
     """A fresh database for one test, on the back-end under test."""
-    if IS_POSTGRES:
-        name = f"jobgate_t_{uuid.uuid4().hex[:12]}"
-        _pg_admin(f'CREATE DATABASE "{name}" TEMPLATE "{db_template}"')
-        yield _pg_url(name)
-        _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    else:
-        path = tmp_path / "jobgate.db"
-        shutil.copy(db_template, path)
-        yield f"sqlite:///{path}"
+    with cloned_database(db_template, tmp_path) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def module_database_url(
+    db_template: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A fresh database shared by one module's tests (e.g. behind one gateway process)."""
+    with cloned_database(db_template, tmp_path_factory.mktemp("moddb")) as url:
+        yield url
 
 
 # --- the mock provider -----------------------------------------------------------------

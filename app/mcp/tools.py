@@ -1,0 +1,294 @@
+"""The MCP tools. Each one is a REST call through `jobgate_client.AsyncClient`.
+
+The server never touches the database or the operation machinery: on the gateway it
+calls the same app in-process with the caller's own API key, and over stdio it calls
+a gateway by URL, so the same keys, roles and answers apply everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, cast
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.mcp import replies
+from jobgate_client import (
+    ApiError,
+    AsyncClient,
+    AuthError,
+    ConflictError,
+    Deadlines,
+    GatewayUnavailable,
+    Operation,
+    OperationList,
+    UsageError,
+)
+from jobgate_client.tool import IDEMPOTENCY_KEY_ADVICE
+
+Connect = Callable[[Context[Any, Any]], AsyncClient]  # the client for this tool call
+WAIT_CAP_S = 50.0  # one wait_for_operation holds at most this long (hosts time out calls)
+WAIT_DEFAULT_S = 30.0
+LIST_MAX = 100
+# An id no operation can have (over 100 characters): the gateway answers it without a read.
+_PROBE_PATH = "/v1/operations/" + "x" * 101 + "/resolve"
+
+INSTRUCTIONS = (
+    "jobgate runs long provider jobs for you and tells you in plain words whether they are "
+    "finished. At the start of a run call list_operations: work still in flight is listed "
+    "first. Start work with start_operation (always with an idempotency_key), then call "
+    "wait_for_operation until `done` is true. Report success only when `outcome` is "
+    "succeeded; `timed_out` means only that the wait ended and the job continues."
+)
+START_DESCRIPTION = (
+    "Start a long job at a provider through the gateway. It answers at once with the "
+    "operation (NOT finished yet); then call wait_for_operation with its operation_id. "
+    + IDEMPOTENCY_KEY_ADVICE
+)
+
+OpId = Annotated[str, Field(min_length=1, max_length=100, description="the operation_id")]
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+class DeadlinesArg(BaseModel):
+    """Seconds from the start: to learn the remote job, to get the result, to cancel."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    create_seconds: float | None = Field(default=None, gt=0)
+    result_seconds: float | None = Field(default=None, gt=0)
+    cancel_seconds: float | None = Field(default=None, gt=0)
+
+
+def build_server(connect: Connect) -> MCPServer[Any]:
+    """The jobgate MCP server; `connect` gives each tool call its REST client."""
+    server: MCPServer[Any] = MCPServer("jobgate", instructions=INSTRUCTIONS)
+
+    async def run(
+        ctx: Context[Any, Any],
+        act: Callable[[AsyncClient], Awaitable[CallToolResult]],
+        op_id: str | None = None,
+    ) -> CallToolResult:
+        """One tool call: refusals become tool errors carrying the operation's body (the
+        one sent beside the error, or a fresh read when an older gateway sent none)."""
+        client = connect(ctx)
+        try:
+            return await act(client)
+        except UsageError as exc:
+            return replies.usage_error(str(exc))
+        except (ApiError, GatewayUnavailable) as exc:
+            operation = exc.operation if isinstance(exc, ApiError) else None
+            if operation is None and op_id and isinstance(exc, ConflictError):
+                operation = await _fresh(client, op_id)
+            return replies.refused(exc, operation)
+
+    @server.tool(
+        name="start_operation",
+        description=START_DESCRIPTION,
+        annotations=ToolAnnotations(idempotent_hint=True, destructive_hint=False),
+    )
+    async def start_operation(
+        provider: Annotated[str, Field(description="provider profile, e.g. 'mock'")],
+        kind: Annotated[str, Field(description="job kind at that provider, e.g. 'report'")],
+        input: Annotated[dict[str, Any], Field(description="the job's input (JSON object)")],
+        idempotency_key: Annotated[
+            str, Field(min_length=1, max_length=255, description=IDEMPOTENCY_KEY_ADVICE)
+        ],
+        ctx: Context[Any, Any],
+        deadlines: DeadlinesArg | None = None,
+        callback_url: str | None = None,
+        labels: dict[str, str] | None = None,
+    ) -> CallToolResult:
+        async def act(c: AsyncClient) -> CallToolResult:
+            body = await c.start(
+                provider,
+                kind,
+                input,
+                idempotency_key=idempotency_key,
+                deadlines=_deadlines(deadlines),
+                callback_url=callback_url,
+                labels=labels,
+            )
+            return replies.operation_reply(body)
+
+        return await run(ctx, act)
+
+    @server.tool(
+        name="get_operation",
+        description="The operation as it is now: `done`, `status`, `outcome`, and `message` "
+        "saying whether it is finished and what to do next.",
+        annotations=READ,
+    )
+    async def get_operation(operation_id: OpId, ctx: Context[Any, Any]) -> CallToolResult:
+        async def act(c: AsyncClient) -> CallToolResult:
+            return replies.operation_reply(await c.get(operation_id))
+
+        return await run(ctx, act, operation_id)
+
+    @server.tool(
+        name="wait_for_operation",
+        description=f"Wait in the gateway until the operation is done, at most timeout_seconds "
+        f"(capped at {WAIT_CAP_S:g}). `outcome` says how it ended: succeeded, "
+        "completed_with_errors, failed, cancelled, needs_attention, or timed_out (only the "
+        "wait ended: the job continues; call this again with the same operation_id).",
+        annotations=READ,
+    )
+    async def wait_for_operation(
+        operation_id: OpId,
+        ctx: Context[Any, Any],
+        timeout_seconds: Annotated[float, Field(ge=0)] = WAIT_DEFAULT_S,
+    ) -> CallToolResult:
+        async def act(c: AsyncClient) -> CallToolResult:
+            body = await c.wait(operation_id, min(timeout_seconds, WAIT_CAP_S))
+            return replies.operation_reply(body)
+
+        return await run(ctx, act, operation_id)
+
+    @server.tool(
+        name="cancel_operation",
+        description="Ask the gateway to cancel the operation. It is NOT cancelled until a "
+        "later body says status cancelled: wait_for_operation to see how it ends.",
+        annotations=ToolAnnotations(idempotent_hint=True, destructive_hint=True),
+    )
+    async def cancel_operation(
+        operation_id: OpId,
+        ctx: Context[Any, Any],
+        reason: Annotated[str, Field(max_length=1000)] = "",
+    ) -> CallToolResult:
+        async def act(c: AsyncClient) -> CallToolResult:
+            return replies.operation_reply(await c.cancel(operation_id, reason))
+
+        return await run(ctx, act, operation_id)
+
+    @server.tool(
+        name="get_result",
+        description="The collected and checked result. A large one comes in chunks of its "
+        "JSON text: pass next_cursor back until `complete` is true. Refused (with the "
+        "operation's state) while there is no result.",
+        annotations=READ,
+    )
+    async def get_result(
+        operation_id: OpId,
+        ctx: Context[Any, Any],
+        cursor: str | None = None,
+        max_chars: Annotated[
+            int, Field(ge=1, le=replies.MAX_RESULT_CHUNK_CHARS)
+        ] = replies.RESULT_CHUNK_CHARS,
+    ) -> CallToolResult:
+        async def act(c: AsyncClient) -> CallToolResult:
+            body = await c.result(operation_id)
+            return replies.result_reply(body, cursor, max_chars)
+
+        return await run(ctx, act, operation_id)
+
+    @server.tool(
+        name="get_errors",
+        description="The failed items of a partial result (completed_with_errors), a "
+        "bounded page at a time; pass next_cursor back for the next page.",
+        annotations=READ,
+    )
+    async def get_errors(
+        operation_id: OpId,
+        ctx: Context[Any, Any],
+        limit: Annotated[int, Field(ge=1, le=200)] = 50,
+        cursor: str | None = None,
+    ) -> CallToolResult:
+        async def act(c: AsyncClient) -> CallToolResult:
+            return replies.errors_reply(await c.errors(operation_id, limit, cursor))
+
+        return await run(ctx, act, operation_id)
+
+    @server.tool(
+        name="list_operations",
+        description="Your operations, those still in flight first (newest first within "
+        "each group): read it at the start of a run to pick up work that is not finished.",
+        annotations=READ,
+    )
+    async def list_operations(
+        ctx: Context[Any, Any],
+        limit: Annotated[int, Field(ge=1, le=LIST_MAX)] = 20,
+        cursor: str | None = None,
+    ) -> CallToolResult:
+        async def act(c: AsyncClient) -> CallToolResult:
+            page, in_flight = await in_flight_first(c, limit, cursor)
+            return replies.list_reply(page, in_flight)
+
+        return await run(ctx, act)
+
+    @server.tool(
+        name="list_attention",
+        description="Operators only: operations that need a human, and why.",
+        annotations=READ,
+    )
+    async def list_attention(
+        ctx: Context[Any, Any], limit: Annotated[int, Field(ge=1, le=200)] = 50
+    ) -> CallToolResult:
+        async def act(c: AsyncClient) -> CallToolResult:
+            listing = await c.attention(limit)
+            await require_operator(c)
+            return replies.attention_reply(listing)
+
+        return await run(ctx, act)
+
+    return server
+
+
+def _deadlines(arg: DeadlinesArg | None) -> Deadlines | None:
+    return cast(Deadlines, arg.model_dump(exclude_none=True)) if arg else None
+
+
+async def _fresh(client: AsyncClient, op_id: str) -> Operation | None:
+    try:
+        return await client.get(op_id)
+    except (ApiError, GatewayUnavailable):
+        return None
+
+
+async def require_operator(client: AsyncClient) -> None:
+    """AuthError 403 unless the key is an operator's or admin's.
+
+    A gateway that answers `/v1/attention` to an agent (with the agent's own items)
+    is asked once more with a call only operators may make, on an id no operation can
+    have: an agent gets 403 there, anyone else a 404/422, and nothing is written."""
+    try:
+        await client.request("POST", _PROBE_PATH, json={})
+    except AuthError:
+        raise
+    except ApiError:
+        return
+
+
+async def in_flight_first(
+    client: AsyncClient, limit: int, cursor: str | None
+) -> tuple[OperationList, int]:
+    """A page of operations: first every in-flight one, then the done ones.
+
+    The cursor says which list it continues: `f:` + the REST cursor of the in-flight
+    list, or `d:` + that of the done list."""
+    phase, rest = _split(cursor)
+    items: list[Operation] = []
+    in_flight = 0
+    if phase == "f":
+        page = await client.list(in_flight=True, limit=limit, cursor=rest)
+        items = page["items"]
+        in_flight = len(items)
+        if page["next_cursor"]:
+            return {"items": items, "next_cursor": "f:" + page["next_cursor"]}, in_flight
+        phase, rest = "d", None
+    left = limit - len(items)
+    if left <= 0:
+        return {"items": items, "next_cursor": "d:"}, in_flight
+    page = await client.list(in_flight=False, limit=left, cursor=rest)
+    more = page["next_cursor"]
+    return {"items": items + page["items"], "next_cursor": "d:" + more if more else None}, in_flight
+
+
+def _split(cursor: str | None) -> tuple[str, str | None]:
+    if not cursor:
+        return "f", None
+    phase, sep, rest = cursor.partition(":")
+    if not sep or phase not in ("f", "d"):
+        raise UsageError(f"cursor {cursor!r} is not one list_operations handed out")
+    return phase, rest or None

@@ -1,0 +1,126 @@
+"""The MCP tools in memory (official client, server object) over a fake REST API."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+from mcp import Client as McpClient
+
+from app.mcp.replies import with_tool
+from app.mcp.tools import build_server
+from jobgate_client import AsyncClient
+
+
+def op(op_id: str, *, done: bool, status: str = "processing", **kw: Any) -> dict[str, Any]:
+    body = {
+        "operation_id": op_id,
+        "status": status,
+        "done": done,
+        "state": "observing",
+        "message": f"The job {op_id} is {status}. More words.",
+        "next_action": {"call": f"GET /v1/operations/{op_id}/wait", "after_seconds": 5},
+        "provider": "mock",
+        "kind": "report",
+    }
+    body.update(kw)
+    return body
+
+
+class FakeGateway:
+    """A REST API with a handful of operations; records the requests it got."""
+
+    def __init__(self) -> None:
+        self.requests: list[httpx.Request] = []
+        self.result = {"rows": [{"n": i, "text": "x" * 20} for i in range(50)]}
+        self.flight = [op(f"op_f{i}", done=False) for i in range(3)]
+        self.done = [op(f"op_d{i}", done=True, status="succeeded") for i in range(4)]
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        path, params = request.url.path, dict(request.url.params)
+        if path == "/v1/operations":
+            pool = self.flight if params["in_flight"] == "true" else self.done
+            start = int(params.get("cursor") or 0)
+            end = start + int(params["limit"])
+            more = str(end) if end < len(pool) else None
+            return httpx.Response(200, json={"items": pool[start:end], "next_cursor": more})
+        if path.endswith("/result"):
+            payload = {"operation_id": "op_d0", "status": "succeeded", "result": self.result}
+            return httpx.Response(200, json=payload)
+        if path.endswith("/cancel"):
+            err = {"code": "operation_done", "message": "already done"}
+            return httpx.Response(409, json={"error": err})
+        if path == "/v1/operations/op_d0":
+            return httpx.Response(200, json=self.done[0])
+        if path == "/v1/attention":
+            return httpx.Response(200, json={"items": []})
+        if path.endswith("/resolve"):
+            err = {"code": "forbidden", "message": "agents may not"}
+            return httpx.Response(403, json={"error": err})
+        return httpx.Response(404, json={"error": {"code": "operation_not_found", "message": ""}})
+
+
+def server_for(gateway: FakeGateway) -> Any:
+    transport = httpx.MockTransport(gateway)
+    return build_server(lambda ctx: AsyncClient("http://gw", "k", transport=transport))
+
+
+async def test_a_large_result_comes_in_chunks_that_rebuild_it() -> None:
+    gateway = FakeGateway()
+    chunks: list[str] = []
+    async with McpClient(server_for(gateway)) as client:
+        cursor = None
+        for _ in range(20):
+            args: dict[str, Any] = {"operation_id": "op_d0", "max_chars": 500}
+            if cursor:
+                args["cursor"] = cursor
+            page = (await client.call_tool("get_result", args)).structured_content or {}
+            chunks.append(page["result_chunk"])
+            cursor = page["next_cursor"]
+            if page["complete"]:
+                break
+        forged = await client.call_tool("get_result", {"operation_id": "op_d0", "cursor": "9x"})
+    assert json.loads("".join(chunks)) == gateway.result and len(chunks) > 2
+    assert forged.is_error
+
+
+async def test_list_operations_puts_in_flight_first_across_pages() -> None:
+    gateway = FakeGateway()
+    seen: list[str] = []
+    async with McpClient(server_for(gateway)) as client:
+        cursor = None
+        for _ in range(10):
+            args: dict[str, Any] = {"limit": 2}
+            if cursor:
+                args["cursor"] = cursor
+            page = (await client.call_tool("list_operations", args)).structured_content or {}
+            seen += [o["operation_id"] for o in page["items"]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+    assert seen == ["op_f0", "op_f1", "op_f2", "op_d0", "op_d1", "op_d2", "op_d3"]
+
+
+async def test_an_old_gateway_409_is_completed_with_a_fresh_read_of_the_operation() -> None:
+    gateway = FakeGateway()
+    async with McpClient(server_for(gateway)) as client:
+        refused = await client.call_tool("cancel_operation", {"operation_id": "op_d0"})
+    assert refused.is_error and refused.structured_content is not None
+    assert refused.structured_content["operation"]["operation_id"] == "op_d0"
+    assert [r.method for r in gateway.requests] == ["POST", "GET"]
+
+
+async def test_list_attention_refuses_a_key_the_gateway_refuses_operator_calls() -> None:
+    async with McpClient(server_for(FakeGateway())) as client:
+        refused = await client.call_tool("list_attention", {})
+    assert refused.is_error and "forbidden" in json.dumps(refused.structured_content)
+
+
+def test_next_action_names_the_mcp_tool_unless_the_gateway_did() -> None:
+    assert with_tool(op("op_1", done=False))["next_action"]["tool"] == "wait_for_operation"
+    named = op("op_1", done=False, next_action={"call": "GET /x", "tool": "mine"})
+    assert with_tool(named)["next_action"]["tool"] == "mine"
+    attention = op("op_1", done=True, next_action={"call": "GET /v1/attention"})
+    assert with_tool(attention)["next_action"]["tool"] == "list_attention"
