@@ -112,13 +112,9 @@ class ProviderClient(Wire):
     ) -> CallResult:
         """Read the remote job (at ``status_url`` when the create answer gave one); OK only
         with a readable state."""
-        values = Values(profile, self._env, {"job_id": job_id})
-        try:
-            prepared = prepare.request(profile, "status", profile.status, values, url=status_url)
-        except BuildError as exc:
-            return self.refused("status", str(exc))
-        raw = await self.send(profile, prepared, trace_id, worker)
-        return self.observe(profile, raw, require="state")
+        known = {"job_id": job_id}
+        return await self._call(profile, "status", profile.status, known, trace_id, worker,
+                                url=status_url, require="state")  # fmt: skip
 
     async def cancel(
         self,
@@ -134,13 +130,9 @@ class ProviderClient(Wire):
         ep = profile.cancel
         if ep is None:
             return self.refused("cancel", f"profile {profile.name} cannot cancel")
-        values = Values(profile, self._env, {"job_id": job_id, "reason": reason})
-        try:
-            prepared = prepare.request(profile, "cancel", ep, values, url=cancel_url)
-        except BuildError as exc:
-            return self.refused("cancel", str(exc))
-        raw = await self.send(profile, prepared, trace_id, worker)
-        return self.observe(profile, raw, require=None)
+        known = {"job_id": job_id, "reason": reason}
+        return await self._call(profile, "cancel", ep, known, trace_id, worker,
+                                url=cancel_url, require=None)  # fmt: skip
 
     async def result(
         self,
@@ -156,17 +148,32 @@ class ProviderClient(Wire):
         documents (JSON or JSON Lines, streamed, bounded by ``max_bytes``). Documents whose
         address comes from the status answer take it from ``status`` when given, else from
         a fresh status read (its exchange is in ``extra_exchanges``)."""
-        if profile.result is None:
-            values = Values(profile, self._env, {"job_id": job_id})
-            try:
-                prepared = prepare.request(
-                    profile, "result", profile.status, values, url=status_url
-                )
-            except BuildError as exc:
-                return self.refused("result", str(exc))
-            raw = await self.send(profile, prepared, trace_id, worker)
-            return self.observe(profile, raw, require="state")
+        if profile.result is None:  # inline: the status answer is the result document
+            known = {"job_id": job_id}
+            return await self._call(profile, "result", profile.status, known, trace_id, worker,
+                                    url=status_url, require="state")  # fmt: skip
         return await collect(self, profile, job_id, trace_id, worker, status_url, status)
+
+    async def _call(
+        self,
+        profile: Profile,
+        operation: str,
+        ep: Endpoint,
+        known: dict[str, Any],
+        trace_id: str,
+        worker: str | None,
+        *,
+        url: str | None,
+        require: str | None,
+    ) -> CallResult:
+        """One request built from ``ep`` (or at ``url``), read through the profile."""
+        try:
+            prepared = prepare.request(profile, operation, ep, Values(profile, self.env, known),
+                                       url=url)  # fmt: skip
+        except BuildError as exc:
+            return self.refused(operation, str(exc))
+        raw = await self.send(profile, prepared, trace_id, worker)
+        return self.observe(profile, raw, require=require)
 
     async def webhook_secret(
         self, profile: Profile, *, trace_id: str

@@ -44,7 +44,7 @@ class Seen:
     inline: Any = MISSING  # the inline result document, if the answer has one
 
 
-def source(src: ValueSource, body: Any, headers: Mapping[str, str], base: str) -> str | None:
+def source(src: ValueSource, body: Any, headers: Mapping[str, str]) -> str | None:
     """A value from the body or a header, cut by the source's pattern."""
     if src.pointer is not None:
         value = as_str(pointers.get(body, src.pointer))
@@ -59,7 +59,7 @@ def source(src: ValueSource, body: Any, headers: Mapping[str, str], base: str) -
 
 
 def _url(src: ValueSource | None, body: Any, headers: Mapping[str, str], base: str) -> str | None:
-    found = source(src, body, headers, base) if src is not None else None
+    found = source(src, body, headers) if src is not None else None
     return follow(base, found) if found else None
 
 
@@ -82,7 +82,7 @@ def seen(
     p = profile.pointers
     job_id = as_str(pointers.get(body, p.job_id))
     if create is not None and create.job_id is not None:
-        job_id = source(create.job_id, body, headers, request_url)
+        job_id = source(create.job_id, body, headers)
     spec = profile.counts
     found_counts = (
         counting.read(spec, body) if spec is not None and spec.source == "status" else None
