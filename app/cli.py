@@ -1,4 +1,5 @@
-"""The `jobgate` command: serve, observe, mock-provider, fake-provider, migrate, keys, mcp."""
+"""The `jobgate` command: serve, observe, mock-provider, fake-provider, profiles, migrate, keys,
+mcp."""
 
 from __future__ import annotations
 
@@ -79,6 +80,18 @@ def _fake(args: argparse.Namespace) -> int:
 
     run(args.name, args.host, args.port)
     return 0
+
+
+def _profiles_check(args: argparse.Namespace) -> int:
+    """Validate a profile and print the requests it would send; exit 2 when it is invalid."""
+    import os
+    from pathlib import Path
+
+    from app.providers.check import run
+
+    code, text = run(Path(args.file), os.environ, args.input)
+    print(text, file=sys.stdout if code == 0 else sys.stderr)  # noqa: T201
+    return code
 
 
 def _migrate(args: argparse.Namespace) -> int:
@@ -173,6 +186,15 @@ def build_parser() -> argparse.ArgumentParser:
     fake.add_argument("--host", default="127.0.0.1")
     fake.add_argument("--port", type=int, default=DEFAULT_PORT)
     fake.set_defaults(func=_fake)
+
+    profiles = sub.add_parser("profiles", help="provider profiles: check one")
+    profiles_sub = profiles.add_subparsers(dest="profiles_command", required=True)
+    check = profiles_sub.add_parser(
+        "check", help="validate a profile and print the requests it would send (nothing is sent)"
+    )
+    check.add_argument("file", help="the profile (YAML)")
+    check.add_argument("--input", help="a sample input (JSON); default: the kind's example")
+    check.set_defaults(func=_profiles_check)
 
     migrate = sub.add_parser("migrate", help="alembic upgrade head on the configured database")
     migrate.set_defaults(func=_migrate)

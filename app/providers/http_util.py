@@ -1,16 +1,15 @@
 """Pure helpers for provider HTTP exchanges, kept free of client state.
 
-Classifying an answer and reading Retry-After (SPEC section 3), rendering body
-templates and job-id paths, scrubbing echoed secrets out of what is recorded,
-coercing JSON values read through pointers, and reading a body under a size cap.
+Classifying an answer and reading Retry-After (SPEC section 3), quoting job-id paths,
+scrubbing echoed secrets out of what is recorded, coercing JSON values read through
+pointers, and reading a body under a size cap.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -149,24 +148,6 @@ def record_exchange(
         duration_ms=duration_ms,
         error=clean(error),
     )
-
-
-def render(template: Any, values: Mapping[str, Any]) -> Any:
-    """Substitute whole-string placeholders; a member whose placeholder is None is dropped."""
-    if isinstance(template, dict):
-        return {
-            k: render(v, values)
-            for k, v in template.items()
-            if not (isinstance(v, str) and v in values and values[v] is None)
-        }
-    if isinstance(template, list):
-        return [render(v, values) for v in template]
-    if isinstance(template, str):
-        if template.startswith("$$"):
-            return template[1:]
-        if template in values:
-            return copy.deepcopy(values[template])
-    return template
 
 
 def quote_job_id(job_id: str) -> str:

@@ -92,17 +92,32 @@ def get(document: Any, pointer: str | None) -> Any:
 def set_value(document: dict[str, Any], pointer: str, value: Any) -> None:
     """Set ``value`` at ``pointer`` inside ``document``, creating objects on the way.
 
-    Only object members are created; the whole-document pointer cannot be set and
-    a non-object in the way raises ``PointerError`` (a profile/template mismatch).
+    Array elements that exist may be passed through or replaced by index
+    (``/requests/0/custom_id``); only object members are created. The whole-document
+    pointer cannot be set, and a scalar (or a missing array element) in the way raises
+    ``PointerError`` (a profile/template mismatch).
     """
     tokens = parse(pointer)
     if not tokens:
         raise PointerError("cannot set the whole document")
     current: Any = document
     for token in tokens[:-1]:
-        if not isinstance(current, dict):
+        if isinstance(current, list):
+            index = _array_index(token, len(current))
+            if index is None:
+                raise PointerError("a JSON pointer names an array element that does not exist")
+            current = current[index]
+        elif isinstance(current, dict):
+            current = current.setdefault(token, {})
+        else:
             raise PointerError("a JSON pointer passes through a non-object")
-        current = current.setdefault(token, {})
-    if not isinstance(current, dict):
+    last = tokens[-1]
+    if isinstance(current, list):
+        index = _array_index(last, len(current))
+        if index is None:
+            raise PointerError("a JSON pointer names an array element that does not exist")
+        current[index] = value
+    elif isinstance(current, dict):
+        current[last] = value
+    else:
         raise PointerError("a JSON pointer passes through a non-object")
-    current[tokens[-1]] = value

@@ -1,9 +1,11 @@
-"""Declarative provider profiles: the YAML schema and its loader.
+"""Declarative provider profiles (language v2): the top-level schema and its loader.
 
-A profile describes a provider's HTTP contract (endpoints, JSON pointers, state
-names, polling, deadlines, webhooks) so that adding a provider is a YAML file,
-not code. Credentials are references (an environment variable or a file) that
-are resolved at call time and never stored on the profile (SPEC 1.10).
+A profile describes a provider's HTTP contract (requests, what its answers mean,
+result documents, timing, webhooks) so that adding a provider is a YAML file, not
+code. Its parts live beside it: requests (spec_requests), state rules (spec_states),
+results (spec_results), counts, policies and webhooks. Credentials are references
+resolved at call time and never stored on the profile (SPEC 1.10). The reference is
+docs/profiles.md.
 """
 
 from __future__ import annotations
@@ -14,219 +16,94 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import (
-    AfterValidator,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import AfterValidator, Field, ValidationError, model_validator
 
+from app.providers import checks
+from app.providers.counts import CountsSpec
 from app.providers.lookup import LookupEndpoint as LookupEndpoint  # re-exported
 from app.providers.lookup import ManualSearch
-from app.providers.secrets import Credential, CredentialSpec, EnvName, HeaderName, Secret, SecretRef
+from app.providers.secrets import Credential, CredentialSpec, EnvName, HeaderName, Secret
 from app.providers.secrets import CredentialError as CredentialError  # re-exported for callers
 from app.providers.spec_base import Endpoint as Endpoint  # re-exported for the client
-from app.providers.spec_base import Method, Pointer, Seconds
-from app.providers.spec_base import SpecModel as _Model
+from app.providers.spec_base import Name, Pointer, SpecModel, TemplateText
+from app.providers.spec_policies import Deadlines, RetryHint, Timeouts, ValidationDefaults
+from app.providers.spec_policies import PollingPolicy as PollingPolicy  # re-exported
+from app.providers.spec_requests import (
+    CancelEndpoint,
+    ClientReferenceSpec,
+    IdempotencySpec,
+    KindSpec,
+    OriginSpec,
+    VarSpec,
+    check_origin,
+)
+from app.providers.spec_results import FieldMap, ResultPointers, ResultSpec
+from app.providers.spec_states import StateRule
+from app.providers.spec_webhooks import WebhookSpec as WebhookSpec  # re-exported
 from app.providers.types import RemoteClass, SingleCreate
 
 BUILTIN_DIR = Path(__file__).with_name("profiles")
+VERSION = 2
 
 
 class ProfileError(Exception):
-    """A profile file is unreadable or invalid; the message names the file and field."""
+    """A profile file is unreadable or invalid; the message names the file and field.
+
+    ``problems`` holds one line per problem (file: dotted.field: what is wrong)."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or [message]
 
 
 def _check_base_url(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError("base_url must be an absolute http(s) URL")
-    # Credentials in a URL would end up in exchanges and logs: refuse them.
-    if parts.username or parts.password or parts.query or parts.fragment:
-        raise ValueError("base_url must not carry user info, a query or a fragment")
-    return url
+    return check_origin(url)  # a path is allowed (https://host/v2); credentials in it are not
 
 
-# Body template placeholders, per endpoint; "$$x" is the literal string "$x".
-CREATE_PLACEHOLDERS = frozenset({"$input", "$kind", "$client_reference", "$token"})
-CANCEL_PLACEHOLDERS = frozenset({"$reason", "$job_id"})
-
-
-def _check_template(template: Any, allowed: frozenset[str]) -> None:
-    if isinstance(template, dict):
-        for item in template.values():
-            _check_template(item, allowed)
-    elif isinstance(template, list):
-        for item in template:
-            _check_template(item, allowed)
-    elif isinstance(template, str) and template.startswith("$") and not template.startswith("$$"):
-        if template not in allowed:
-            raise ValueError(f"unknown placeholder; allowed: {', '.join(sorted(allowed))}")
-
-
-class IdempotencySpec(_Model):
-    """Where the idempotency token goes on create: a header, a body pointer, a query
-    parameter, or nowhere. Anything but ``none`` declares that the provider HONOURS the
-    token (a second create with it starts no second job): only then is a create resent."""
-
-    location: Literal["header", "body", "query", "none"] = "header"
-    header: HeaderName | None = None
-    pointer: Pointer | None = None
-    param: str | None = None  # location query: the parameter name
-
-    @model_validator(mode="after")
-    def _target(self) -> IdempotencySpec:
-        if self.location == "header" and self.header is None:
-            raise ValueError("location header needs a header name")
-        if self.location == "body" and not self.pointer:
-            raise ValueError("location body needs a pointer")
-        if self.location == "query" and not self.param:
-            raise ValueError("location query needs a param")
-        return self
-
-
-class ClientReferenceSpec(_Model):
-    """Where the operation id goes on create: a body field or the provider's metadata."""
-
-    location: Literal["body", "metadata", "none"] = "none"
-    pointer: Pointer | None = None  # into the create body, e.g. /metadata/jobgate_ref
-
-    @model_validator(mode="after")
-    def _target(self) -> ClientReferenceSpec:
-        if self.location != "none" and not self.pointer:
-            raise ValueError(f"location {self.location} needs a pointer")
-        return self
-
-
-class CreateEndpoint(Endpoint):
-    method: Method = "POST"
-    body: Any = None  # JSON template with $input/$kind/$client_reference/$token
-
-    @field_validator("body")
-    @classmethod
-    def _template(cls, body: Any) -> Any:
-        _check_template(body, CREATE_PLACEHOLDERS)
-        return body
-
-
-class KindSpec(_Model):
-    create: CreateEndpoint
-
-
-class CancelEndpoint(Endpoint):
-    method: Method = "POST"
-    body: Any = None  # JSON template with $reason/$job_id
-    idempotent: bool = False  # may a second cancel be sent safely?
-
-    @field_validator("body")
-    @classmethod
-    def _template(cls, body: Any) -> Any:
-        _check_template(body, CANCEL_PLACEHOLDERS)
-        return body
-
-
-class ResultEndpoint(Endpoint):
-    safe_to_repeat: bool = False  # conservative: a download may be single-use
-
-
-class ResultPointers(_Model):
-    """Pointers into the result document (result endpoint body or inline result)."""
-
-    data: Pointer | None = "/data"
-    sha256: Pointer | None = None
-    processed: Pointer | None = None
-    succeeded: Pointer | None = None
-    failed: Pointer | None = None
-    failed_items: Pointer | None = None
-
-
-class Pointers(_Model):
-    """Pointers into create/status bodies."""
+class Pointers(SpecModel):
+    """Pointers into create and status answers."""
 
     job_id: Pointer
-    state: Pointer
+    state: Pointer | None = None  # the provider's own word for the state
     progress_completed: Pointer | None = None
     progress_total: Pointer | None = None
     error: Pointer | None = None
     poll_hint: Pointer | None = None  # seconds the provider asks us to wait
     remote_time: Pointer | None = None  # the provider's own timestamp of what it reports
-    inline_result: Pointer | None = None  # result document inside a create/status body
-    result: ResultPointers = ResultPointers()
+    inline_result: Pointer | None = None  # a result document inside a create/status body
+    fields: FieldMap = {}  # named values for templates (e.g. output_file_id)
+    result: ResultPointers = ResultPointers()  # inside a JSON result document
 
 
-class PollingPolicy(_Model):
-    """Capped exponential backoff; Retry-After and hints are clamped to [min, max]."""
-
-    initial_seconds: Seconds = 2.0
-    factor: Annotated[float, Field(ge=1)] = 2.0
-    cap_seconds: Seconds = 60.0
-    jitter: Literal["full", "none"] = "full"
-    min_seconds: Annotated[float, Field(ge=0)] = 1.0
-    max_seconds: Seconds = 600.0
-
-    @model_validator(mode="after")
-    def _bounds(self) -> PollingPolicy:
-        if self.min_seconds > self.max_seconds:
-            raise ValueError("min_seconds must not exceed max_seconds")
-        return self
+Origin = Literal["own", "credentials", "anonymous"]
 
 
-class Deadlines(_Model):
-    create_seconds: Seconds = 300.0
-    result_seconds: Seconds = 3600.0
-    cancel_seconds: Seconds = 300.0
+class Profile(SpecModel):
+    """One provider, as declared in YAML (language v2)."""
 
-
-class Timeouts(_Model):
-    connect: Seconds = 5.0
-    read: Seconds = 30.0
-    seconds: Seconds = 60.0  # wall-clock bound on one whole call
-
-
-class WebhookSpec(_Model):
-    scheme: Literal["standard", "hmac", "none"] = "none"
-    secret: SecretRef | None = None
-    tolerance_seconds: Seconds = 300.0
-    signature_header: HeaderName | None = None  # hmac only
-    event_id: Pointer | None = None  # de-duplication when no webhook-id header
-    event_type: Pointer | None = None
-    job_id: Pointer | None = None
-    state: Pointer | None = None
-
-    @model_validator(mode="after")
-    def _complete(self) -> WebhookSpec:
-        if self.scheme != "none" and self.secret is None:
-            raise ValueError(f"scheme {self.scheme} needs a secret reference")
-        if self.scheme == "hmac" and self.signature_header is None:
-            raise ValueError("scheme hmac needs signature_header")
-        return self
-
-
-class ValidationDefaults(_Model):
-    checksum: Literal["none", "sha256_rfc8785"] = "none"
-    max_bytes: Annotated[int, Field(gt=0)] = 10 * 1024 * 1024
-    content_type: str = "application/json"
-
-
-class Profile(_Model):
-    """One provider, as declared in YAML."""
-
+    version: Literal[2]
     name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")]
     base_url: Annotated[str, AfterValidator(_check_base_url)]
     base_url_env: EnvName | None = None
+    origins: list[OriginSpec] = []
     credentials: CredentialSpec | None = None
+    headers: dict[HeaderName, TemplateText] = {}  # sent on every call
+    query: dict[str, TemplateText] = {}  # sent on every call built from a path
+    vars: dict[Name, VarSpec] = {}
     idempotency: IdempotencySpec = IdempotencySpec(location="none")
     client_reference: ClientReferenceSpec = ClientReferenceSpec()
     trace_header: HeaderName | None = None
     kinds: Annotated[dict[str, KindSpec], Field(min_length=1)]
     status: Endpoint
     cancel: CancelEndpoint | None = None
-    result: ResultEndpoint | None = None  # None: the result is inline in the status body
+    result: ResultSpec | None = None  # None: the result is inline in the status body
     lookup: LookupEndpoint | None = None
     manual_search: ManualSearch = ManualSearch()
     pointers: Pointers
-    states: Annotated[dict[str, RemoteClass], Field(min_length=1)]
+    states: dict[str, RemoteClass] = {}
+    state_rules: list[StateRule] = []
+    counts: CountsSpec | None = None
+    retry_hint: RetryHint | None = None
     polling: PollingPolicy = PollingPolicy()
     deadlines: Deadlines = Deadlines()
     timeouts: Timeouts = Timeouts()
@@ -242,6 +119,9 @@ class Profile(_Model):
             raise ValueError("lookup by token needs a token sent on create (idempotency)")
         if by == "client_reference" and self.client_reference.location == "none":
             raise ValueError("lookup by client_reference needs client_reference on create")
+        problems = checks.problems(self)
+        if problems:
+            raise checks.FieldProblems(problems)
         return self
 
     @property
@@ -256,7 +136,8 @@ class Profile(_Model):
         return SingleCreate.NONE
 
     def remote_class(self, state: str) -> RemoteClass:
-        """Map a provider state; an unknown one is RUNNING (never mistaken for success)."""
+        """Map a provider word; an unknown one is RUNNING (never mistaken for success).
+        State rules need the whole answer: see app.providers.state_rules.classify."""
         return self.states.get(state, RemoteClass.RUNNING)
 
     def resolve_credential(self, env: Mapping[str, str]) -> Credential | None:
@@ -272,20 +153,63 @@ class Profile(_Model):
         ref = self.webhooks.secret
         return None if ref is None else ref.resolve(env)
 
+    def unavailable(self, env: Mapping[str, str]) -> str | None:
+        """Why calls to this provider would be refused right now (a required credential is
+        not set, or unreadable), else None. A profile loads without its credential; it is
+        usable only once the credential is there."""
+        try:
+            self.resolve_credential(env)
+        except CredentialError as exc:
+            return str(exc)
+        return None
 
-def _format_errors(source: str, exc: ValidationError) -> str:
+    def var_values(self, env: Mapping[str, str]) -> dict[str, str | None]:
+        """Profile variables as they are now: the environment, else the default."""
+        return {
+            name: (env.get(v.env) if v.env else None) or v.default for name, v in self.vars.items()
+        }
+
+    def origin_of(self, url: str) -> Origin | None:
+        """How a URL may be called: ``own`` (the base URL's origin) and ``credentials``
+        (a listed origin that may get them) carry the credential, ``anonymous`` (a listed
+        origin) gets none, ``None`` (anywhere else) is refused."""
+        target = _origin(url)
+        if target is None:
+            return None
+        if target == _origin(self.base_url):
+            return "own"
+        for extra in self.origins:
+            if target == _origin(extra.url):
+                return "credentials" if extra.credentials else "anonymous"
+        return None
+
+
+def _origin(url: str) -> tuple[str, str, int] | None:
+    try:
+        parts = urlsplit(url)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme, 0)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username:
+        return None
+    return parts.scheme, parts.hostname.lower(), port
+
+
+def _format_errors(source: str, exc: ValidationError) -> list[str]:
     # Only locations and messages: pydantic's own str() echoes input values,
     # which could be a pasted secret.
     parts = []
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        msg = err["msg"].removeprefix("Value error, ")
-        parts.append(f"{source}: {loc}: {msg[:1].lower()}{msg[1:]}")
-    return "; ".join(parts)
+        loc = [str(p) for p in err["loc"]]
+        cause = (err.get("ctx") or {}).get("error")
+        found = cause.problems if isinstance(cause, checks.FieldProblems) else None
+        for where, msg in found or [("", err["msg"].removeprefix("Value error, "))]:
+            path = ".".join([*loc, where] if where else loc) or "(top level)"
+            parts.append(f"{source}: {path}: {msg[:1].lower()}{msg[1:]}")
+    return parts
 
 
-def load_profile(path: Path, env: Mapping[str, str]) -> Profile:
-    """Load and validate one profile file, applying ``base_url_env`` from ``env``."""
+def _read(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -297,10 +221,28 @@ def load_profile(path: Path, env: Mapping[str, str]) -> Profile:
         raise ProfileError(f"{path}: invalid YAML{where}: {problem}") from None
     if not isinstance(data, dict):
         raise ProfileError(f"{path}: (top level): must be a mapping")
+    return data
+
+
+def load_profile(path: Path, env: Mapping[str, str]) -> Profile:
+    """Load and validate one profile file, applying ``base_url_env`` from ``env``.
+
+    Every problem is reported at once, one per field; a file without ``version: 2`` is
+    still checked as v2, so its author sees what else to change.
+    """
+    data = _read(path)
+    problems = []
+    if data.get("version") != VERSION:
+        problems.append(
+            f"{path}: version: must be {VERSION} (profile language v{VERSION}); a profile "
+            "without it is v1, which is no longer read: docs/profiles.md says what changed"
+        )
     try:
-        profile = Profile.model_validate(data)
+        profile = Profile.model_validate({**data, "version": VERSION})
     except ValidationError as exc:
-        raise ProfileError(_format_errors(str(path), exc)) from None
+        problems += _format_errors(str(path), exc)
+    if problems:
+        raise ProfileError("; ".join(problems), problems) from None  # never the input values
     override = env.get(profile.base_url_env, "") if profile.base_url_env else ""
     if override:
         try:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
+from app.providers.counts import Counts
+
 
 class Outcome(StrEnum):
     """How one provider call ended, from the gateway's point of view."""
@@ -79,6 +81,25 @@ class Progress:
 
 
 @dataclass(frozen=True)
+class DocumentInfo:
+    """What was read of one result document."""
+
+    name: str
+    role: str  # output | errors
+    format: str  # json | jsonl
+    url: str | None = None
+    bytes: int = 0
+    sha256: str | None = None  # of the bytes as they came (complete documents only)
+    lines: int = 0  # jsonl: lines read
+    succeeded: int = 0  # jsonl: lines whose item succeeded
+    failed: int = 0  # jsonl: lines whose item failed
+    complete: bool = False  # read to the end, within the bound, every line readable
+    truncated: bool = False  # stopped at the bound (max_bytes): the rest was never read
+    skipped: str | None = None  # why it was not fetched (an optional document without address)
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class CallResult:
     """A classified provider answer with the fields the profile's pointers extract."""
 
@@ -98,6 +119,13 @@ class CallResult:
     poll_hint_seconds: float | None = None  # provider's own poll hint from the body
     remote_time: str | None = None  # provider's timestamp for the state it reports
     job_ids: list[str] = field(default_factory=list)  # lookup: matching job ids, oldest first
+    # Profile language v2 (docs/profiles.md, "Driver integration"):
+    status_url: str | None = None  # create: where the provider says to read the job
+    cancel_url: str | None = None  # create: where the provider says to cancel it
+    fields: dict[str, Any] = field(default_factory=dict)  # pointers.fields read from the answer
+    counts: Counts | None = None  # total / succeeded / failed / not_processed
+    documents: list[DocumentInfo] = field(default_factory=list)  # result: what was read
+    extra_exchanges: list[Exchange] = field(default_factory=list)  # earlier calls, in order
 
 
 LookupStop = Literal["end", "window", "max_pages", "error", "refused"]
