@@ -1,8 +1,9 @@
 """Shared fixtures: a fresh migrated database per test, the real mock provider, the gateway.
 
 The back-end comes from JOBGATE_DATABASE_URL as given to `make test` (SQLite when
-unset); every other JOBGATE_* variable is stripped so the machine's environment
-never leaks into a test.
+unset); every other JOBGATE_* variable, and every credential a bundled provider
+profile reads, is stripped so the machine's environment never leaks into a test
+(and no test can reach a real provider with a developer's key).
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from app.core.migrate import upgrade
 from tests.support.servers import serve_app
 
 BACKEND_URL = os.environ.get("JOBGATE_DATABASE_URL", "")
+_PROVIDER_ENV = ("OPENAI_", "ANTHROPIC_", "REPLICATE_", "AZURE_LANGUAGE_", "GOOGLE_")
 for _name in list(os.environ):
-    if _name.startswith("JOBGATE_"):
+    if _name.startswith(("JOBGATE_", *_PROVIDER_ENV)):
         del os.environ[_name]
 
 IS_POSTGRES = BACKEND_URL.startswith("postgresql")

@@ -86,6 +86,15 @@ def check_target(engine: Engine, req: CreateOperationRequest) -> None:
             f"Provider {req.provider!r} has no kind {req.kind!r}.",
             {"known": sorted(profile.kinds)},
         )
+    reason = profile.unavailable(engine.env)
+    if reason is not None:
+        raise ApiError(
+            422,
+            "provider_unavailable",
+            f"Provider {req.provider!r} cannot be called on this gateway: {reason}. "
+            "Nothing was recorded; an operator must configure it first.",
+            {"provider": req.provider},
+        )
 
 
 async def create(

@@ -25,6 +25,12 @@ def _key() -> dict[str, str]:
         (b"{not json", 400, "malformed_json"),
         (b'{"provider": "nope", "kind": "report", "input": {}}', 422, "unknown_provider"),
         (b'{"provider": "mock", "kind": "nope", "input": {}}', 422, "unknown_kind"),
+        # a bundled profile whose credential (OPENAI_API_KEY) is not set on this gateway
+        (
+            b'{"provider": "openai_batch", "kind": "batch", "input": {}}',
+            422,
+            "provider_unavailable",
+        ),
         (b'{"provider": "mock", "kind": "report", "input": "text"}', 422, "invalid_request"),
         (b'{"provider": "mock", "kind": "report"}', 422, "invalid_request"),
         (
