@@ -85,8 +85,11 @@ def create_app(
                 else None
             )
             try:
-                async with mcp.running():  # the MCP tools call this app's REST API
+                if mcp is None:
                     yield
+                else:
+                    async with mcp.running():  # the MCP tools call this app's REST API
+                        yield
             finally:
                 observer.stop()
                 callbacks.stop()
@@ -116,7 +119,7 @@ def create_app(
     app.include_router(control_routes.router)
     app.include_router(views_routes.router)
     app.include_router(webhooks_routes.router)
-    mcp = mcp_http.mount(app, host=settings.host)  # /mcp (streamable HTTP)
+    mcp = mcp_http.mount(app, host=settings.host) if settings.mcp else None  # /mcp
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     openapi_targets.install(app, settings)
     return app

@@ -29,6 +29,8 @@ class Settings(BaseSettings):
     wait_default_seconds: float = 60.0
     wait_max_seconds: float = 600.0
     inline_result_max_bytes: int = 64 * 1024
+    # The MCP server at /mcp; when off, bodies name only REST calls (no MCP tools).
+    mcp: bool = True
 
     # Observer tuning (seconds are real seconds; deadlines/delays are scaled by time_scale).
     observer_interval_seconds: float = 1.0

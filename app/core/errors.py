@@ -1,4 +1,7 @@
-"""One JSON error shape for every failure: {"error": {"code", "message", "details"}}."""
+"""One JSON error shape for every failure: {"error": {"code", "message", "details"}}.
+
+An error about an existing operation also carries that operation's body beside it
+(`{"error": ..., "operation": ...}`): the routes that know the operation attach it."""
 
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ class ApiError(Exception):
         self.code = code
         self.message = message
         self.details = details or {}
+        self.operation: dict[str, Any] | None = None  # the operation's body, when attached
 
 
 def error_response(
@@ -35,13 +39,13 @@ def error_response(
     message: str,
     details: dict[str, Any] | None = None,
     headers: dict[str, str] | None = None,
+    operation: dict[str, Any] | None = None,
 ) -> JSONResponse:
+    body: dict[str, Any] = {"error": {"code": code, "message": message, "details": details or {}}}
+    if operation is not None:
+        body["operation"] = operation
     # degrade: an error about bad text must never fail to encode because of that text.
-    return JSONResponse(
-        degrade({"error": {"code": code, "message": message, "details": details or {}}}),
-        status_code=status,
-        headers=headers,
-    )
+    return JSONResponse(degrade(body), status_code=status, headers=headers)
 
 
 def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
@@ -77,7 +81,9 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def _api(_: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc.status, exc.code, exc.message, exc.details)
+        return error_response(
+            exc.status, exc.code, exc.message, exc.details, operation=exc.operation
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -32,8 +32,6 @@ Connect = Callable[[Context[Any, Any]], AsyncClient]  # the client for this tool
 WAIT_CAP_S = 50.0  # one wait_for_operation holds at most this long (hosts time out calls)
 WAIT_DEFAULT_S = 30.0
 LIST_MAX = 100
-# An id no operation can have (over 100 characters): the gateway answers it without a read.
-_PROBE_PATH = "/v1/operations/" + "x" * 101 + "/resolve"
 
 INSTRUCTIONS = (
     "jobgate runs long provider jobs for you and tells you in plain words whether they are "
@@ -226,8 +224,8 @@ def build_server(connect: Connect) -> MCPServer[Any]:
         ctx: Context[Any, Any], limit: Annotated[int, Field(ge=1, le=200)] = 50
     ) -> CallToolResult:
         async def act(c: AsyncClient) -> CallToolResult:
-            listing = await c.attention(limit)
             await require_operator(c)
+            listing = await c.attention(limit)
             return replies.attention_reply(listing)
 
         return await run(ctx, act)
@@ -247,17 +245,16 @@ async def _fresh(client: AsyncClient, op_id: str) -> Operation | None:
 
 
 async def require_operator(client: AsyncClient) -> None:
-    """AuthError 403 unless the key is an operator's or admin's.
-
-    A gateway that answers `/v1/attention` to an agent (with the agent's own items)
-    is asked once more with a call only operators may make, on an id no operation can
-    have: an agent gets 403 there, anyone else a 404/422, and nothing is written."""
-    try:
-        await client.request("POST", _PROBE_PATH, json={})
-    except AuthError:
-        raise
-    except ApiError:
-        return
+    """AuthError 403 unless the key is an operator's or admin's (`GET /v1/whoami`): the
+    REST inbox also answers an agent, with its own items, but this tool is for operators."""
+    me = await client.request("GET", "/v1/whoami")
+    if not (isinstance(me, dict) and me.get("is_operator")):
+        raise AuthError(
+            403,
+            "forbidden",
+            "list_attention is for operator and admin keys; this key is an "
+            "agent's. Tell the user which operations need a human instead.",
+        )
 
 
 async def in_flight_first(

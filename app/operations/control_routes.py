@@ -8,19 +8,20 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.core.errors import ApiError
 from app.core.json_body import StrictJsonRoute
 from app.core.json_guard import NO_NUL
-from app.operations import attention, cancellation
+from app.operations import attention, cancellation, error_docs
 from app.operations.endpoints import (
     ERRORS,
-    FORBIDDEN,
     Caller,
     Operator,
+    attach_operation,
     body_json,
     engine_of,
     load,
+    present,
 )
-from app.operations.presenter import to_body
 from app.operations.schemas import OperationBody
 
 router = APIRouter(prefix="/v1", tags=["operations"], route_class=StrictJsonRoute)
@@ -37,7 +38,7 @@ class CancelRequest(BaseModel):
     operation_id="cancelOperation",
     status_code=202,
     response_model=OperationBody,
-    responses=ERRORS,
+    responses={**ERRORS, **error_docs.responses("operation_done")},
 )
 async def cancel_operation(
     op_id: str, request: Request, who: Caller, req: CancelRequest | None = None
@@ -45,7 +46,13 @@ async def cancel_operation(
     """Record the intent to cancel; 202 and NOT confirmed until the provider says so."""
     engine = engine_of(request)
     op = await load(engine, op_id, who)
-    op = await cancellation.request_cancel(engine, op, who.name, (req or CancelRequest()).reason)
+    try:
+        op = await cancellation.request_cancel(
+            engine, op, who.name, (req or CancelRequest()).reason
+        )
+    except ApiError as err:  # e.g. 409 operation_done: say where it stands and what next
+        await attach_operation(err, engine, op_id, who)
+        raise
     return JSONResponse(body_json(op, engine), status_code=202)
 
 
@@ -59,7 +66,10 @@ class AttentionList(BaseModel):
 
 
 @router.get(
-    "/attention", operation_id="listAttention", response_model=AttentionList, responses=ERRORS
+    "/attention",
+    operation_id="listAttention",
+    response_model=AttentionList,
+    responses=error_docs.responses(*error_docs.COMMON),
 )
 async def list_attention(
     request: Request, who: Caller, limit: Annotated[int, Query(ge=1, le=200)] = 50
@@ -70,7 +80,10 @@ async def list_attention(
         ops = await attention.inbox(session, principal=who.owner_filter, limit=limit)
     now = engine.now()
     return AttentionList(
-        items=[AttentionItem(why=attention.why(o) or "", operation=to_body(o, now)) for o in ops]
+        items=[
+            AttentionItem(why=attention.why(o) or "", operation=present(o, engine, now))
+            for o in ops
+        ]
     )
 
 
@@ -78,7 +91,21 @@ async def list_attention(
     "/operations/{op_id}/resolve",
     operation_id="resolveOperation",
     response_model=OperationBody,
-    responses={**ERRORS, **FORBIDDEN},
+    responses={
+        **ERRORS,
+        **error_docs.responses(
+            *error_docs.BY_ID,
+            "forbidden",
+            "not_needing_attention",
+            "remote_job_unknown",
+            "decision_not_allowed",
+            "operation_changed",
+            "nothing_to_acknowledge",
+            "remote_job_id_required",
+            "result_deadline_required",
+            "invalid_value",
+        ),
+    },
 )
 async def resolve_operation(
     op_id: str, req: attention.ResolveRequest, request: Request, who: Operator
@@ -87,5 +114,9 @@ async def resolve_operation(
     admin key; an agent gets 403)."""
     engine = engine_of(request)
     op = await load(engine, op_id, who)
-    op = await attention.resolve(engine, op, who.name, req)
+    try:
+        op = await attention.resolve(engine, op, who.name, req)
+    except ApiError as err:  # a decision that does not fit: the body says where it stands
+        await attach_operation(err, engine, op_id, who)
+        raise
     return body_json(await load(engine, op_id, who), engine)

@@ -13,17 +13,17 @@ from app.core import json_guard, text
 from app.core.errors import ApiError
 from app.core.json_body import StrictJsonRoute
 from app.observer.context import Engine
-from app.operations import cursors, service
+from app.operations import cursors, error_docs, service
 from app.operations import repository as repo
 from app.operations.models import Operation
 from app.operations.presenter import agent_status, iso, to_body
 from app.operations.schemas import (
     CreateOperationRequest,
-    ErrorBody,
     HistoryItem,
     HistoryList,
     OperationBody,
     OperationList,
+    Whoami,
 )
 from app.operations.states import NEEDS_ATTENTION, TERMINAL, State
 
@@ -31,10 +31,7 @@ router = APIRouter(prefix="/v1", tags=["operations"], route_class=StrictJsonRout
 Principal = Annotated[str, Depends(principal)]  # the caller's name
 Caller = Annotated[deps.Principal, Depends(deps.caller)]  # name and role
 Operator = Annotated[deps.Principal, Depends(deps.operator)]  # 403 unless operator/admin
-ERRORS: dict[int | str, dict[str, Any]] = {
-    c: {"model": ErrorBody} for c in (400, 401, 404, 409, 413, 422)
-}
-FORBIDDEN: dict[int | str, dict[str, Any]] = {403: {"model": ErrorBody}}
+ERRORS = error_docs.responses(*error_docs.BY_ID, "invalid_value")  # a route by operation id
 DONE_STATES = frozenset(s.value for s in TERMINAL | NEEDS_ATTENTION)
 MAX_PAGE = 200
 MAX_ID_CHARS = 100  # operation ids are "op_" + a 26-character ULID
@@ -71,8 +68,24 @@ async def load(engine: Engine, op_id: str, who: deps.Principal) -> Operation:
     return op
 
 
-def body_json(op: Operation, engine: Engine, **kw: Any) -> dict[str, Any]:
-    return to_body(op, engine.now(), **kw).model_dump(mode="json")
+def body_json(op: Operation, engine: Engine, *, waited: bool = False) -> dict[str, Any]:
+    """The operation's body as JSON (the one renderer, `presenter.to_body`)."""
+    return present(op, engine, engine.now(), waited=waited).model_dump(mode="json")
+
+
+def present(op: Operation, engine: Engine, now: Any, *, waited: bool = False) -> OperationBody:
+    """`to_body` with this gateway's settings (MCP tools named only when MCP is on)."""
+    return to_body(op, now, waited=waited, mcp=engine.settings.mcp)
+
+
+async def attach_operation(err: ApiError, engine: Engine, op_id: str, who: deps.Principal) -> None:
+    """Contract v2: an error about an existing operation carries its current body."""
+    if err.operation is not None or err.code == "operation_not_found":
+        return
+    try:
+        err.operation = body_json(await load(engine, op_id, who), engine)
+    except ApiError:  # gone or hidden: the error alone
+        return
 
 
 # Read from the request, not declared with Header(): declared required, a missing key
@@ -97,7 +110,20 @@ IDEMPOTENCY_KEY = {
     operation_id="createOperation",
     status_code=202,
     response_model=OperationBody,
-    responses={200: {"model": OperationBody}, **ERRORS},
+    responses={
+        200: {"model": OperationBody, "description": "A replay: the same key and request."},
+        **error_docs.responses(
+            *error_docs.COMMON,
+            "idempotency_key_required",
+            "idempotency_key_invalid",
+            "idempotency_key_reused",
+            "unknown_provider",
+            "unknown_kind",
+            "provider_unavailable",
+            "callback_url_forbidden",
+            "invalid_value",
+        ),
+    },
     openapi_extra={"parameters": [IDEMPOTENCY_KEY]},
 )
 async def create_operation(
@@ -116,7 +142,17 @@ async def create_operation(
 
 
 @router.get(
-    "/operations", operation_id="listOperations", response_model=OperationList, responses=ERRORS
+    "/operations",
+    operation_id="listOperations",
+    response_model=OperationList,
+    responses=error_docs.responses(
+        *error_docs.COMMON,
+        "invalid_cursor",
+        "unknown_state",
+        "unknown_status",
+        "invalid_label",
+        "invalid_value",
+    ),
 )
 async def list_operations(
     request: Request,
@@ -145,7 +181,7 @@ async def list_operations(
     )
     page, next_cursor = await list_page(engine, flt, status=status, limit=limit, cursor=cursor)
     now = engine.now()
-    return OperationList(items=[to_body(o, now) for o in page], next_cursor=next_cursor)
+    return OperationList(items=[present(o, engine, now) for o in page], next_cursor=next_cursor)
 
 
 def build_filter(
@@ -263,6 +299,17 @@ async def get_history(op_id: str, request: Request, who: Caller) -> dict[str, An
         ],
     )
     return text.degrade(listed.model_dump(mode="json"))  # type: ignore[no-any-return]
+
+
+@router.get(
+    "/whoami",
+    operation_id="whoami",
+    response_model=Whoami,
+    responses=error_docs.responses(*error_docs.COMMON),
+)
+async def whoami(who: Caller) -> Whoami:
+    """The caller behind the API key, and its role (operators may resolve and see all)."""
+    return Whoami(principal=who.name, role=who.role.value, is_operator=who.is_operator)
 
 
 @router.get("/healthz", operation_id="health", include_in_schema=False)  # under /v1

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from app.core.text import degrade
+from app.operations import wording as W
 from app.operations.models import Operation
 from app.operations.schemas import ErrorOut, Guarantees, NextAction, OperationBody, ProgressOut
 from app.operations.states import CANCELLING_STATES, NEEDS_ATTENTION, State, is_done
@@ -73,8 +74,8 @@ _SINGLE_CREATE_NOTE = {
     ),
     SingleCreate.NONE: (
         " This provider has neither idempotency tokens nor a lookup: jobgate sends the "
-        "create at most once, and if its answer is lost the operation goes to a human "
-        "(needs_attention) rather than risk a second job."
+        "create at most once, and if its answer is lost the operation is handed to an "
+        "operator (needs_attention) rather than risk a second job."
     ),
 }
 
@@ -101,12 +102,20 @@ def _error(op: Operation) -> ErrorOut | None:
     return ErrorOut(code=state.value, message=f"The operation ended {state.value}.")
 
 
-def message_for(op: Operation, poll_s: float | None) -> tuple[str, NextAction | None]:
-    """The plain-words message and the next call an agent should make."""
+def _action(call: str, tool: str | None, mcp: bool, after: float | None = None) -> NextAction:
+    return NextAction(call=call, tool=tool if mcp else None, after_seconds=after)
+
+
+def message_for(
+    op: Operation, poll_s: float | None, *, mcp: bool = False
+) -> tuple[str, NextAction | None]:
+    """The plain-words message and the next call an agent should make.
+
+    Each situation speaks only its own vocabulary (`wording`): in progress, needs a
+    human, finished. `mcp`: name the MCP tool beside the REST call."""
     state = State(op.state)
     oid = op.id
     status_url = f"/v1/operations/{oid}"
-    wait = f"GET {status_url}/wait"
     what = f"The {op.kind} job"
     if state == State.SUCCEEDED:
         n_failed = failed_items(op)
@@ -116,73 +125,92 @@ def message_for(op: Operation, poll_s: float | None) -> tuple[str, NextAction | 
             else ""
         )
         if n_failed:
+            act = _action(f"GET {status_url}/errors", "get_errors", mcp)
             return (
-                f"{what} FINISHED, but {n_failed} items FAILED (completed with errors)."
-                f"{late} Review the failed items at GET {status_url}/errors before reporting "
-                "success, and report the failures too.",
-                NextAction(call=f"GET {status_url}/errors"),
+                f"{what} {W.HAS_FINISHED}, but {n_failed} items {W.FAILED} "
+                f"({W.WITH_ERRORS}).{late} Review the failed items at "
+                f"{W.how_to_call(act.call, act.tool)} before reporting, and report the "
+                "succeeded part and the failed items together.",
+                act,
             )
+        act = _action(f"GET {status_url}/result", "get_result", mcp)
         return (
-            f"{what} has FINISHED and SUCCEEDED; the result was collected and checked.{late} "
-            f"You may report success. The result is in `result` or at GET {status_url}/result.",
-            NextAction(call=f"GET {status_url}/result"),
+            f"{what} {W.HAS_FINISHED} and {W.SUCCEEDED}; the result was collected and "
+            f"checked.{late} {W.MAY_REPORT_SUCCESS}. The result is in `result` or at "
+            f"{W.how_to_call(act.call, act.tool)}.",
+            act,
         )
     if state == State.FAILED:
         reason = op.error.get("message") if isinstance(op.error, dict) else None
         return (
-            f"{what} has FINISHED and FAILED{': ' + reason if reason else ''}. "
-            "Do not report success. Report the failure; start a new operation only if "
+            f"{what} {W.HAS_FINISHED} and {W.FAILED}{': ' + reason if reason else ''}. "
+            f"Do not report success. {W.REPORT_THE_FAILURE}; start a new operation only if "
             "the input should change or the failure was transient.",
             None,
         )
     if state == State.ABANDONED:
         return (
-            f"{what} was ABANDONED by an operator; no more work will happen. "
-            "Do not report success. See `error` for who decided and why.",
+            f"{what} {W.HAS_FINISHED}: an operator {W.ABANDONED} it and no more work will "
+            f"happen. Do not report success. {W.REPORT_THE_FAILURE}; see `error` for who "
+            "decided and why.",
             None,
         )
     if state == State.CANCELLED:
         return (
-            f"{what} was CANCELLED, and the provider confirmed it. It did not succeed. "
-            "Do not report success.",
+            f"{what} {W.HAS_FINISHED}: it was {W.CANCELLED}, and the provider confirmed it. "
+            "It did not succeed: do not report success; report that it was cancelled.",
             None,
         )
     if state in NEEDS_ATTENTION:
         return (
-            f"{what} is NOT finished successfully and NEEDS A HUMAN: {_ATTENTION_WHY[state]}. "
-            "Do not report success and do not start the work again yourself. "
-            f"Tell the user that operation {oid} needs attention (GET /v1/attention).",
-            NextAction(call="GET /v1/attention"),
+            f"{what} {W.NEEDS_A_HUMAN}: {_ATTENTION_WHY[state]}. {W.STOPPED}. Do not report "
+            f"success, {W.DO_NOT_RETRY} and do not start the work again yourself. "
+            f"{W.TELL_THE_USER} that operation {oid} needs a human decision; operators "
+            "see it in the attention inbox (GET /v1/attention).",
+            None,
         )
     after = poll_s or MIN_POLL_AFTER
+    act = _action(f"GET {status_url}/wait", "wait_for_operation", mcp, after)
+    how = (
+        f"Call {W.how_to_call(act.call, act.tool)} for operation {oid}; "
+        f"{W.CHECK_AGAIN} {after:g} seconds."
+    )
     if state in CANCELLING_STATES or op.cancel_requested_at is not None:
         return (
-            f"Cancellation of {what.lower()} was REQUESTED but is NOT confirmed yet; the job "
-            "may still finish. Do not report it as cancelled. "
-            f"Call wait_for_operation({oid}) or {wait}; check again in at least {after:g} seconds.",
-            NextAction(call=wait, after_seconds=after),
+            f"Cancellation of {what.lower()} was REQUESTED but is NOT confirmed, and the job "
+            f"{W.NOT_FINISHED}: it may still complete. {W.KEEP_WAITING}. {W.NOT_YET}, and "
+            f"do not report it as cancelled yet. {how}",
+            act,
         )
     started = "has STARTED" if op.remote_job_id else "is being STARTED"
     return (
-        f"{what} {started} and is NOT finished. Do not report success. "
-        f"Call wait_for_operation({oid}) or {wait}; check again in at least {after:g} seconds.",
-        NextAction(call=wait, after_seconds=after),
+        f"{what} {started} and {W.NOT_FINISHED}. {W.KEEP_WAITING}. {W.NOT_YET}. {how}",
+        act,
     )
 
 
-def to_body(op: Operation, now: datetime, *, outcome: str | None = None) -> OperationBody:
-    """The SPEC section 4 body for any state."""
+def outcome_for(op: Operation) -> str | None:
+    """Contract v2: the agent status once done, None while not done (the same value on
+    every body: create, GET, list, wait, SSE, MCP, callbacks)."""
+    return agent_status(op) if is_done(State(op.state)) else None
+
+
+def to_body(
+    op: Operation, now: datetime, *, waited: bool = False, mcp: bool = False
+) -> OperationBody:
+    """The SPEC section 4 body for any state: the one renderer of every agent body.
+
+    `waited`: the body answers a /wait, so a wait that ended before the operation did
+    says `outcome: timed_out`. `mcp`: the MCP server is on, so name its tools too."""
     poll_s = poll_after(op, now)
-    message, next_action = message_for(op, poll_s)
+    message, next_action = message_for(op, poll_s, mcp=mcp)
     single_create = _single_create(op)
     if not is_done(State(op.state)) or State(op.state) == State.CREATE_UNCONFIRMED:
         message += _SINGLE_CREATE_NOTE.get(single_create, "")
-    if outcome == "timed_out":
-        message = (
-            f"The wait ended but the operation is NOT finished: it continues in the background. "
-            f"Do not report success. Check later with GET /v1/operations/{op.id}/wait "
-            f"(operation id {op.id}). " + message
-        )
+    outcome = outcome_for(op)
+    if outcome is None and waited:
+        outcome = "timed_out"
+        message = "The wait ended; the operation continues in the background. " + message
     progress = None
     if op.progress_completed is not None or op.progress_total is not None:
         progress = ProgressOut(completed=op.progress_completed, total=op.progress_total)

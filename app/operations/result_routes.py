@@ -10,10 +10,10 @@ from fastapi.responses import Response
 
 from app.core.errors import ApiError
 from app.core.text import degrade
-from app.operations import cursors
+from app.operations import cursors, error_docs
 from app.operations import repository as repo
-from app.operations.endpoints import ERRORS, Caller, engine_of, load
-from app.operations.presenter import agent_status, to_body
+from app.operations.endpoints import ERRORS, Caller, body_json, engine_of, load, present
+from app.operations.presenter import agent_status
 from app.operations.states import State
 
 router = APIRouter(prefix="/v1", tags=["operations"])
@@ -21,19 +21,25 @@ MAX_ERRORS_PAGE = 200
 _POSITION = {"json_schema_extra": {"pattern": r"^(0|[1-9][0-9]{0,8})$"}}  # checked by cursors
 
 
-@router.get("/operations/{op_id}/result", operation_id="getOperationResult", responses=ERRORS)
+@router.get(
+    "/operations/{op_id}/result",
+    operation_id="getOperationResult",
+    responses={**ERRORS, **error_docs.responses("result_not_available")},
+)
 async def get_result(op_id: str, request: Request, who: Caller) -> Response:
     """The result, only once collected and checked; otherwise 409 saying why."""
     engine = engine_of(request)
     op = await load(engine, op_id, who)
     if State(op.state) != State.SUCCEEDED:
-        body = to_body(op, engine.now())
-        raise ApiError(
+        body = present(op, engine, engine.now())
+        err = ApiError(
             409,
             "result_not_available",
             f"No result: the operation is {op.state} ({body.status}). {body.message}",
             {"state": op.state, "status": body.status, "done": body.done},
         )
+        err.operation = body_json(op, engine)
+        raise err
     if op.result_ref:
         data = json.loads(engine.results.get(op.result_ref))
     else:

@@ -35,8 +35,16 @@ class CreateOperationRequest(BaseModel):
 
 
 class NextAction(BaseModel):
-    call: str
-    after_seconds: float | None = None
+    """The one call to make next (absent when there is nothing to call)."""
+
+    call: str = Field(description="The REST call, e.g. `GET /v1/operations/op_.../wait`.")
+    tool: str | None = Field(
+        default=None,
+        description="The MCP tool that makes the same call; only when the MCP server is on.",
+    )
+    after_seconds: float | None = Field(
+        default=None, description="Make the call no sooner than this many seconds from now."
+    )
 
 
 class ProgressOut(BaseModel):
@@ -96,7 +104,22 @@ class OperationBody(BaseModel):
     updated_at: str
     deadlines: dict[str, str | None]
     guarantees: Guarantees
-    outcome: str | None = Field(default=None, description="Only on /wait: how the wait ended.")
+    outcome: (
+        Literal[
+            "succeeded",
+            "completed_with_errors",
+            "failed",
+            "cancelled",
+            "needs_attention",
+            "timed_out",
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description="How it ended: the `status` once `done`, null while not done, the same "
+        "on every body (create, GET, list, wait, SSE, MCP, callbacks). Only a /wait that "
+        "ended before the operation did says `timed_out` (the job continues).",
+    )
 
 
 class OperationList(BaseModel):
@@ -121,4 +144,22 @@ class HistoryList(BaseModel):
 
 
 class ErrorBody(BaseModel):
+    """Every error answer. About an existing operation, `operation` is its body too."""
+
     error: ErrorOut
+
+
+class ErrorWithOperation(BaseModel):
+    """An error about an existing operation (e.g. a 409 on cancel or result): the error,
+    and the operation's body, so the agent still knows `done`, `outcome` and what next."""
+
+    error: ErrorOut
+    operation: OperationBody
+
+
+class Whoami(BaseModel):
+    """The caller behind the API key."""
+
+    principal: str
+    role: Literal["agent", "operator", "admin"]
+    is_operator: bool

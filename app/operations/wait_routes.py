@@ -16,17 +16,12 @@ from sse_starlette.sse import EventSourceResponse
 from app.operations import cursors
 from app.operations import repository as repo
 from app.operations.endpoints import ERRORS, Caller, body_json, engine_of, load
-from app.operations.presenter import agent_status
 from app.operations.schemas import OperationBody
 from app.operations.states import State, is_done
 
 router = APIRouter(prefix="/v1", tags=["operations"])
 
 REREAD_SECONDS = 1.0  # a waiter re-reads at least this often (work done by other processes)
-
-
-def outcome_of(status: str) -> str:
-    return {"processing": "timed_out", "cancelling": "timed_out"}.get(status, status)
 
 
 @router.get(
@@ -49,9 +44,7 @@ async def wait_operation(
     op = await load(engine, op_id, who)
     if not is_done(State(op.state)) and limit > 0:
         op = await request.app.state.waits.wait(op_id, limit) or op
-    if is_done(State(op.state)):
-        return body_json(op, engine, outcome=outcome_of(agent_status(op)))
-    return body_json(op, engine, outcome="timed_out")
+    return body_json(op, engine, waited=True)
 
 
 ERROR_BODY_REF = "#/components/schemas/ErrorBody"
@@ -64,6 +57,14 @@ SSE_EVENT = {  # one event: `data` is JSON text (a history row; the operation bo
     },
     "required": ["event", "data"],
 }
+
+
+SSE_EXAMPLE = (
+    'id: 41\nevent: transition\ndata: {"kind": "transition", "from_state": '
+    '"observing", "to_state": "result_collecting", ...}\n\n'
+    'event: done\ndata: {"operation_id": "op_...", "done": true, '
+    '"outcome": "succeeded", ...}\n\n'
+)
 
 
 class _EventStream(Response):
@@ -88,10 +89,22 @@ LAST_EVENT_ID = {
     operation_id="streamOperationEvents",
     response_class=_EventStream,
     responses={
-        200: {"content": {"text/event-stream": {"schema": SSE_EVENT}}},
+        200: {
+            "description": "One event per history row; the last, `done`, carries the "
+            "operation body (with `outcome`) as its data.",
+            "content": {"text/event-stream": {"schema": SSE_EVENT, "example": SSE_EXAMPLE}},
+        },
         **{  # errors are JSON even though the stream is not
-            code: {"content": {"application/json": {"schema": {"$ref": ERROR_BODY_REF}}}}
-            for code in ERRORS
+            code: {
+                "description": entry["description"],
+                "content": {
+                    "application/json": {
+                        "schema": {"$ref": ERROR_BODY_REF},
+                        **entry["content"]["application/json"],
+                    }
+                },
+            }
+            for code, entry in ERRORS.items()
         },
     },
     openapi_extra={"parameters": [LAST_EVENT_ID]},

@@ -23,8 +23,7 @@ from pydantic import BaseModel
 from app.core import json_guard
 from app.core.errors import ApiError
 from app.observer.context import Engine
-from app.operations import ledger
-from app.operations.schemas import ErrorBody
+from app.operations import error_docs, ledger
 from app.providers import pointers
 from app.providers.http_util import scrub, secret_variants
 from app.providers.profile import Profile
@@ -84,7 +83,18 @@ def _ack(status_code: int, ack: WebhookAck) -> JSONResponse:
     response_model=WebhookAck,
     responses={
         200: {"model": WebhookAck, "description": "already recorded (duplicate)"},
-        **{c: {"model": ErrorBody} for c in (400, 401, 404, 413, 422, 503)},
+        **error_docs.responses(
+            "malformed_json",
+            "webhook_signature_invalid",
+            ("unknown_provider", 404),
+            "webhooks_not_configured",
+            "body_too_large",
+            "invalid_request",
+            "invalid_value",
+            "webhook_secret_unset",
+            "webhook_secret_invalid",
+            "internal_error",
+        ),
     },
 )
 async def receive_webhook(provider: str, request: Request) -> JSONResponse:

@@ -31,7 +31,8 @@ def op(op_id: str, *, done: bool, status: str = "processing", **kw: Any) -> dict
 class FakeGateway:
     """A REST API with a handful of operations; records the requests it got."""
 
-    def __init__(self) -> None:
+    def __init__(self, role: str = "agent") -> None:
+        self.role = role
         self.requests: list[httpx.Request] = []
         self.result = {"rows": [{"n": i, "text": "x" * 20} for i in range(50)]}
         self.flight = [op(f"op_f{i}", done=False) for i in range(3)]
@@ -56,9 +57,9 @@ class FakeGateway:
             return httpx.Response(200, json=self.done[0])
         if path == "/v1/attention":
             return httpx.Response(200, json={"items": []})
-        if path.endswith("/resolve"):
-            err = {"code": "forbidden", "message": "agents may not"}
-            return httpx.Response(403, json={"error": err})
+        if path == "/v1/whoami":
+            who = {"principal": "k", "role": self.role, "is_operator": self.role != "agent"}
+            return httpx.Response(200, json=who)
         return httpx.Response(404, json={"error": {"code": "operation_not_found", "message": ""}})
 
 
@@ -112,10 +113,20 @@ async def test_an_old_gateway_409_is_completed_with_a_fresh_read_of_the_operatio
     assert [r.method for r in gateway.requests] == ["POST", "GET"]
 
 
-async def test_list_attention_refuses_a_key_the_gateway_refuses_operator_calls() -> None:
-    async with McpClient(server_for(FakeGateway())) as client:
+async def test_list_attention_refuses_a_key_whoami_says_is_an_agents() -> None:
+    gateway = FakeGateway()
+    async with McpClient(server_for(gateway)) as client:
         refused = await client.call_tool("list_attention", {})
     assert refused.is_error and "forbidden" in json.dumps(refused.structured_content)
+    assert [r.url.path for r in gateway.requests] == ["/v1/whoami"]  # the inbox was not read
+
+
+async def test_list_attention_answers_an_operator_key() -> None:
+    gateway = FakeGateway(role="operator")
+    async with McpClient(server_for(gateway)) as client:
+        listed = await client.call_tool("list_attention", {})
+    assert not listed.is_error and listed.structured_content == {"items": []}
+    assert [r.url.path for r in gateway.requests] == ["/v1/whoami", "/v1/attention"]
 
 
 def test_next_action_names_the_mcp_tool_unless_the_gateway_did() -> None:

@@ -39,3 +39,41 @@ def test_every_answer_of_the_webhook_route_is_documented() -> None:
     for code in ("422", "503"):
         schema = responses[code]["content"]["application/json"]["schema"]
         assert schema == {"$ref": "#/components/schemas/ErrorBody"}
+
+
+def test_every_error_answer_has_the_error_schema_and_an_example() -> None:
+    for path, ops in document()["paths"].items():  # type: ignore[attr-defined]
+        for method, op in ops.items():
+            for status, answer in op["responses"].items():
+                if status[0] not in "45":
+                    continue
+                where = f"{method.upper()} {path} {status}"
+                content = answer["content"]["application/json"]
+                assert content["schema"]["$ref"].startswith("#/components/schemas/Error"), where
+                examples = content["examples"]
+                assert examples, where
+                for name, example in examples.items():
+                    assert example["value"]["error"]["code"] == name, where
+
+
+def test_create_requires_the_idempotency_key_and_events_are_a_stream() -> None:
+    paths = document()["paths"]  # type: ignore[index]
+    params = paths["/v1/operations"]["post"]["parameters"]  # type: ignore[index]
+    key = next(p for p in params if p["name"] == "Idempotency-Key")
+    assert key["in"] == "header" and key["required"] is True
+    events = paths["/v1/operations/{op_id}/events"]["get"]["responses"]["200"]  # type: ignore[index]
+    assert "text/event-stream" in events["content"]
+
+
+def test_errors_about_an_operation_document_its_body() -> None:
+    paths = document()["paths"]  # type: ignore[index]
+    for path, method in (
+        ("/v1/operations/{op_id}/cancel", "post"),
+        ("/v1/operations/{op_id}/result", "get"),
+        ("/v1/operations/{op_id}/resolve", "post"),
+    ):
+        conflict = paths[path][method]["responses"]["409"]["content"]["application/json"]  # type: ignore[index]
+        assert conflict["schema"] == {"$ref": "#/components/schemas/ErrorWithOperation"}
+        for example in conflict["examples"].values():
+            operation = example["value"]["operation"]
+            assert operation.get("outcome") == ("succeeded" if operation["done"] else None)

@@ -1,0 +1,68 @@
+"""The words of agent contract v2: three situations, three vocabularies.
+
+A model acts on the words of `message`, so no phrase may mean two things. Each
+situation has its own marker phrases, and a message of one situation never uses a
+marker of another (a unit test renders every state and checks it):
+
+- IN_PROGRESS: the work is not finished; keep waiting, with when and how.
+- NEEDS_HUMAN: automation stopped; stop, tell the user, do not retry.
+- FINISHED: the work ended; the result, or the failure.
+
+docs/agent-api.md lists the same phrases for agent developers.
+"""
+
+from __future__ import annotations
+
+# In progress: keep waiting. Never used once `done` is true.
+NOT_FINISHED = "is NOT finished"
+KEEP_WAITING = "KEEP WAITING"
+NOT_YET = "Do not report success yet"
+CHECK_AGAIN = "check again in at least"
+
+# Needs a human: stop. Never says "finished" in either sense.
+NEEDS_A_HUMAN = "NEEDS A HUMAN"
+STOPPED = "Automatic work on it has STOPPED"
+DO_NOT_RETRY = "do not retry"
+TELL_THE_USER = "Tell the user"
+
+# Finished: the result or the failure.
+HAS_FINISHED = "has FINISHED"
+SUCCEEDED = "SUCCEEDED"
+MAY_REPORT_SUCCESS = "You may report success"
+WITH_ERRORS = "completed with errors"
+FAILED = "FAILED"
+CANCELLED = "CANCELLED"
+ABANDONED = "ABANDONED"
+REPORT_THE_FAILURE = "Report the failure"
+
+IN_PROGRESS: tuple[str, ...] = (NOT_FINISHED, KEEP_WAITING, NOT_YET, CHECK_AGAIN)
+NEEDS_HUMAN: tuple[str, ...] = (NEEDS_A_HUMAN, STOPPED, DO_NOT_RETRY, TELL_THE_USER)
+FINISHED: tuple[str, ...] = (
+    HAS_FINISHED,
+    SUCCEEDED,
+    MAY_REPORT_SUCCESS,
+    WITH_ERRORS,
+    FAILED,
+    CANCELLED,
+    ABANDONED,
+    REPORT_THE_FAILURE,
+)
+VOCABULARIES: dict[str, tuple[str, ...]] = {
+    "in_progress": IN_PROGRESS,
+    "needs_human": NEEDS_HUMAN,
+    "finished": FINISHED,
+}
+
+
+def situation_of(status: str) -> str:
+    """The situation an agent status belongs to (the vocabulary its message uses)."""
+    if status in ("processing", "cancelling"):
+        return "in_progress"
+    if status == "needs_attention":
+        return "needs_human"
+    return "finished"
+
+
+def how_to_call(call: str, tool: str | None) -> str:
+    """`GET /v1/...` alone, or with the MCP tool that makes it when MCP is on."""
+    return f"{call} (MCP tool {tool})" if tool else call
