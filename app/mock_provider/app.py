@@ -12,6 +12,7 @@ import hmac
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import uvicorn
@@ -267,6 +268,10 @@ def create_app(settings: MockSettings | None = None) -> FastAPI:
     async def job_status(job_id: str, request: Request) -> Response:
         def decide(job: JobRecord) -> tuple[sc.StatusDecision, JobUpdate | None]:
             scenario = sc.Scenario.from_json(job.scenario)
+            elapsed = datetime.now(UTC) - datetime.fromisoformat(job.created_at)
+            timed = sc.decide_running_for(scenario, job.state, elapsed.total_seconds() * 1000)
+            if timed is not None:  # `run_ms`: still within its wall-clock run
+                return timed, JobUpdate(timed.state, timed.progress)
             d = sc.decide_status(scenario, job.state, job.status_calls, job.progress)
             return d, None if d.retry_after is not None else JobUpdate(d.state, d.progress)
 

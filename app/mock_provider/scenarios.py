@@ -37,7 +37,11 @@ SCENARIOS: dict[str, dict[str, int]] = {
     "result_unavailable": {"polls": 3},
     "webhook_duplicate": {},
 }
-# Optional extras any scenario accepts: a poll hint for non-terminal status answers,
+# Optional extras any scenario accepts: `run_ms` (the one wall-clock option, for
+# benchmarks: status calls answer `running` until that many milliseconds after the
+# create; after that the scenario's count-driven answers apply, every status call
+# counted),
+# a poll hint for non-terminal status answers,
 # padding that makes the result data large (to exercise large-result storage), a
 # delay in milliseconds before each status answer (a slow provider, for lease tests),
 # a delay before the answer of a create that made a job (a create that times out at
@@ -51,6 +55,7 @@ EXTRA_PARAMS: dict[str, int | None] = {
     "create_delay_ms": 0,
     "ignore_token": 0,
     "list_delay": 0,
+    "run_ms": 0,
 }
 
 # Scenarios whose status calls never reach a terminal state on their own.
@@ -253,6 +258,17 @@ def decide_status(
     if scenario.name == "partial_results":
         return StatusDecision("succeeded_partial", (total, total))
     return StatusDecision("succeeded", (total, total))
+
+
+def decide_running_for(scenario: Scenario, state: str, elapsed_ms: float) -> StatusDecision | None:
+    """`run_ms`: a `running` answer (progress by elapsed time) while the job's wall-clock
+    run lasts; None when the scenario's own decision applies."""
+    run_ms = int(scenario.p("run_ms") or 0)
+    if not run_ms or elapsed_ms >= run_ms or state in TERMINAL_STATES or state == "cancelling":
+        return None
+    total = total_of(scenario)
+    done = min(int(total * elapsed_ms / run_ms), total - 1)
+    return StatusDecision("running", (max(done, 0), total), poll_after=scenario.p("poll_after"))
 
 
 # --- cancel -------------------------------------------------------------------------

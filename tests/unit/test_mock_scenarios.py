@@ -204,3 +204,12 @@ def test_plan_webhooks() -> None:
         ("succeeded", True),
         ("running", False),
     ]
+
+
+def test_run_ms_answers_running_by_elapsed_time_then_hands_over() -> None:
+    s = sc.parse_scenario({"scenario": {"name": "fast", "run_ms": 1000}})
+    early = sc.decide_running_for(s, "queued", 250.0)
+    assert early is not None and early.state == "running" and early.progress == (0, 1)
+    assert sc.decide_running_for(s, "running", 1000.0) is None  # the scenario decides now
+    assert sc.decide_running_for(s, "cancelling", 10.0) is None  # a cancel is not held back
+    assert sc.decide_running_for(sc.parse_scenario({"scenario": "fast"}), "queued", 0.0) is None

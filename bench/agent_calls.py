@@ -1,0 +1,337 @@
+"""What an agent spends on a long job: calls, provider status reads, false successes.
+
+    python bench/agent_calls.py [--scale 0.02] [--provider-seconds 240]
+                                [--naive-interval 2] [--scenarios fast,corrupt_result] [--json]
+
+One job that runs `--provider-seconds` (4 minutes) of provider time at the bundled
+mock provider (its `run_ms` option), with every duration multiplied by `--scale`
+(`JOBGATE_TIME_SCALE` for the gateway, the naive agent's poll interval, the `/wait`
+cap) so four minutes pass in 4.8 s at the default 0.02. Three agents each run the
+same job, one after the other, each its own:
+
+- `naive`: no gateway; creates the job at the provider and reads its status every
+  `--naive-interval` (scaled) seconds until it is terminal, then fetches the result;
+- `client`: one `jobgate_client.Client.start_and_wait` call;
+- `mcp`: the official MCP client over streamable HTTP at `/mcp`: `start_operation`,
+  then `wait_for_operation` until `done`.
+
+The gateway's `/wait` is capped at 60 scaled seconds (`JOBGATE_WAIT_MAX_SECONDS`), as
+an MCP host or HTTP proxy would cap a real call, so the number of waits is what
+four real minutes would take.
+
+Columns:
+- `agent calls`: HTTP requests the naive agent and the client made, MCP tool calls;
+- `provider status`: status reads the provider counted for that job
+  (`/_mock/stats`), whoever made them (the naive agent, or jobgate's observer);
+- `false success`: answers after which an agent that follows the words would report
+  success although the result had not been collected and checked: for jobgate
+  bodies, a message saying "You may report success" (or a `succeeded` outcome) on
+  an operation that is not in state `succeeded`; for the naive agent, a provider
+  status saying `succeeded` (nobody checks the result). Must be 0 through jobgate;
+- `report`: what the agent ends with.
+
+`corrupt_result` is the same job whose result fails its checksum: the naive agent
+reports success, jobgate says it needs a human.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from app.core.migrate import upgrade
+from jobgate_client import Client, RetryPolicy
+from tests.support.processes import Process, free_port, wait_healthy
+
+START_TIMEOUT_S = 30.0
+SUCCESS_WORDS = "You may report success"
+TERMINAL = {"succeeded", "succeeded_partial", "failed", "cancelled"}
+WAIT_CAP_S = 60.0  # a real host or proxy holds one call about this long (scaled here)
+
+
+@dataclass
+class Row:
+    agent: str
+    scenario: str
+    agent_calls: int = 0
+    provider_status_calls: int = 0
+    false_success: int = 0
+    report: str = ""
+    seconds: float = 0.0
+    job_id: str | None = None
+    bodies: list[dict[str, Any]] = field(default_factory=list, repr=False)
+
+
+def false_success(body: dict[str, Any]) -> bool:
+    """A jobgate body that would make a word-following agent report success although the
+    result was not collected and checked."""
+    says_success = SUCCESS_WORDS in str(body.get("message", "")) or body.get("outcome") in (
+        "succeeded",
+        "completed_with_errors",
+    )
+    return says_success and body.get("state") != "succeeded"
+
+
+def job_input(scenario: str, run_ms: int) -> dict[str, Any]:
+    return {"scenario": {"name": scenario, "run_ms": run_ms}}
+
+
+# --- processes -----------------------------------------------------------------------
+
+
+@contextmanager
+def mock_provider(tmp: Path) -> Iterator[str]:
+    port = free_port()
+    proc = Process(
+        ["mock-provider", "--port", str(port)],
+        {"JOBGATE_MOCK_STATE_PATH": ":memory:"},
+        tmp / "mock.log",
+    ).start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        ends = time.monotonic() + START_TIMEOUT_S
+        while True:
+            try:
+                httpx.get(f"{url}/_mock/stats", timeout=1)
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > ends or not proc.alive():
+                    raise RuntimeError(proc.log.read_text()[-2000:]) from None
+                time.sleep(0.05)
+        yield url
+    finally:
+        proc.kill()
+
+
+@contextmanager
+def gateway(tmp: Path, mock_url: str, scale: float) -> Iterator[str]:
+    db_url = f"sqlite:///{tmp / 'agent-calls.db'}"
+    upgrade(db_url)
+    port = free_port()
+    env = {
+        "JOBGATE_DATABASE_URL": db_url,
+        "JOBGATE_DATA_DIR": str(tmp / "data"),
+        "JOBGATE_MOCK_PROVIDER_URL": mock_url,
+        "JOBGATE_AUTH": "dev",
+        "JOBGATE_TIME_SCALE": str(scale),
+        "JOBGATE_WAIT_MAX_SECONDS": str(WAIT_CAP_S * scale),
+        "JOBGATE_OBSERVER_INTERVAL_SECONDS": str(min(0.05, scale * 5)),
+    }
+    args = ["serve", "--port", str(port), "--log-level", "warning"]
+    proc = Process(args, env, tmp / "gateway.log").start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc, START_TIMEOUT_S)
+        yield url
+    finally:
+        proc.kill()
+
+
+def status_calls(mock_url: str, job_id: str | None) -> int:
+    if not job_id:
+        return 0
+    stats = httpx.get(f"{mock_url}/_mock/stats", timeout=10).json()
+    return int(stats["jobs"].get(job_id, {}).get("status_calls", 0))
+
+
+# --- the three agents ----------------------------------------------------------------
+
+
+async def naive_agent(
+    mock_url: str, scenario: str, run_ms: int, interval: float, budget_s: float
+) -> Row:
+    """Polls the provider itself; believes its status."""
+    row = Row("naive", scenario)
+    started = time.monotonic()
+    async with httpx.AsyncClient(base_url=mock_url, timeout=10) as http:
+        body = {"kind": "report", "input": job_input(scenario, run_ms)}
+        created = await http.post(
+            "/v1/jobs", json=body, headers={"Idempotency-Key": uuid.uuid4().hex}
+        )
+        row.agent_calls += 1
+        row.job_id = created.json()["job_id"]
+        state = created.json().get("state", "queued")
+        due = time.monotonic()
+        while state not in TERMINAL and time.monotonic() - started < budget_s:
+            # Every `interval` from the last slot, as a `sleep(2)` loop means to: the call's
+            # own latency (large next to a scaled interval) is not added, and a slot missed
+            # while a call was slow is skipped, never made up in a burst.
+            due = max(due + interval, time.monotonic())
+            await asyncio.sleep(due - time.monotonic())
+            status = (await http.get(f"/v1/jobs/{row.job_id}")).json()
+            row.agent_calls += 1
+            state = status["state"]
+            if state == "succeeded":
+                row.false_success += 1  # taken on the provider's word; nothing checked it
+        if state == "succeeded":
+            await http.get(f"/v1/jobs/{row.job_id}/result")
+            row.agent_calls += 1
+        row.report = {"succeeded": "succeeded"}.get(state, state)
+    row.seconds = time.monotonic() - started
+    return row
+
+
+class _Counting(httpx.HTTPTransport):
+    """Counts the client's requests and keeps the operation bodies it received."""
+
+    def __init__(self, row: Row) -> None:
+        super().__init__()
+        self.row = row
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        self.row.agent_calls += 1
+        response.read()
+        try:
+            data = response.json()
+        except ValueError:
+            return response
+        if isinstance(data, dict):
+            body = data.get("operation", data)
+            if isinstance(body, dict) and "message" in body:
+                self.row.bodies.append(body)
+        return response
+
+
+def client_agent(url: str, scenario: str, run_ms: int, max_wait: float) -> Row:
+    """One `start_and_wait`."""
+    row = Row("client", scenario)
+    started = time.monotonic()
+    with Client(url, transport=_Counting(row), retry=RetryPolicy(attempts=4)) as jg:
+        outcome = jg.start_and_wait(
+            "mock", "report", job_input(scenario, run_ms), uuid.uuid4().hex, max_wait
+        )
+    row.report = outcome.kind
+    row.job_id = outcome.operation.get("remote_job_id")
+    row.seconds = time.monotonic() - started
+    return row
+
+
+@asynccontextmanager
+async def mcp_session(url: str) -> AsyncIterator[Any]:
+    import httpx2
+    from mcp import Client as McpClient
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=120.0)) as http:
+        async with McpClient(streamable_http_client(f"{url}/mcp", http_client=http)) as client:
+            yield client
+
+
+async def mcp_agent(url: str, scenario: str, run_ms: int, budget_s: float) -> Row:
+    """`start_operation`, then `wait_for_operation` until `done`."""
+    row = Row("mcp", scenario)
+    started = time.monotonic()
+    async with mcp_session(url) as mcp:
+        args = {
+            "provider": "mock",
+            "kind": "report",
+            "input": job_input(scenario, run_ms),
+            "idempotency_key": uuid.uuid4().hex,
+        }
+        result = await mcp.call_tool("start_operation", args)
+        row.agent_calls += 1
+        body = result.structured_content or {}
+        row.bodies.append(body)
+        while not body.get("done") and time.monotonic() - started < budget_s:
+            wait = {"operation_id": body["operation_id"], "timeout_seconds": 50}
+            result = await mcp.call_tool("wait_for_operation", wait)
+            row.agent_calls += 1
+            body = result.structured_content or {}
+            row.bodies.append(body)
+    row.report = str(body.get("outcome") or "still_running")
+    row.job_id = body.get("remote_job_id")
+    row.seconds = time.monotonic() - started
+    return row
+
+
+# --- the run -------------------------------------------------------------------------
+
+
+async def run_scenario(
+    url: str, mock_url: str, scenario: str, args: argparse.Namespace
+) -> list[Row]:
+    run_ms = int(args.provider_seconds * 1000 * args.scale)
+    budget = max(30.0, args.provider_seconds * args.scale * 20)
+    # One after the other: on a small machine, agents running at once slow each other's
+    # calls, which a time-scaled run magnifies.
+    naive = await naive_agent(mock_url, scenario, run_ms, args.naive_interval * args.scale, budget)
+    client = await asyncio.to_thread(client_agent, url, scenario, run_ms, budget)
+    mcp = await mcp_agent(url, scenario, run_ms, budget)
+    rows = [naive, client, mcp]
+    for row in (client, mcp):
+        row.false_success = sum(false_success(b) for b in row.bodies)
+    for row in rows:
+        row.provider_status_calls = status_calls(mock_url, row.job_id)
+    return rows
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="agent-calls-") as tmp_name:
+        tmp = Path(tmp_name)
+        with mock_provider(tmp) as mock_url, gateway(tmp, mock_url, args.scale) as url:
+            rows: list[Row] = []
+            for scenario in args.scenarios.split(","):
+                rows += asyncio.run(run_scenario(url, mock_url, scenario, args))
+    return {
+        "provider_seconds": args.provider_seconds,
+        "scale": args.scale,
+        "naive_interval_seconds": args.naive_interval,
+        "rows": [{k: v for k, v in asdict(r).items() if k != "bodies"} for r in rows],
+    }
+
+
+def print_report(result: dict[str, Any]) -> None:
+    print(
+        f"A job of {result['provider_seconds']:g} s provider time (time scale "
+        f"{result['scale']:g}); naive agent polls every {result['naive_interval_seconds']:g} s."
+    )
+    head = ("scenario", "agent", "agent calls", "provider status", "false success", "report")
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for r in result["rows"]:
+        cells = (
+            r["scenario"],
+            r["agent"],
+            r["agent_calls"],
+            r["provider_status_calls"],
+            r["false_success"],
+            r["report"],
+        )
+        print("| " + " | ".join(str(c) for c in cells) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", type=float, default=0.02)
+    parser.add_argument("--provider-seconds", type=float, default=240.0)
+    parser.add_argument("--naive-interval", type=float, default=2.0)
+    parser.add_argument("--scenarios", default="fast,corrupt_result")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    os.environ.pop("JOBGATE_DATABASE_URL", None)
+    result = run(args)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print_report(result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,33 @@
+"""Smoke run of `bench/agent_calls.py` at a small scale: it still runs, the three agents
+report what the job did, and no jobgate answer invites a false success."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_agent_calls_bench_runs_and_counts() -> None:
+    cmd = [sys.executable, str(ROOT / "bench" / "agent_calls.py"), "--json"]
+    cmd += ["--provider-seconds", "30", "--scale", "0.02", "--scenarios", "fast,corrupt_result"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = {(r["scenario"], r["agent"]): r for r in json.loads(proc.stdout)["rows"]}
+    assert set(rows) == {
+        (s, a) for s in ("fast", "corrupt_result") for a in ("naive", "client", "mcp")
+    }
+    for agent in ("client", "mcp"):
+        assert rows[("fast", agent)]["report"] == "succeeded"
+        assert rows[("corrupt_result", agent)]["report"] == "needs_attention"
+        for scenario in ("fast", "corrupt_result"):
+            row = rows[(scenario, agent)]
+            assert row["false_success"] == 0
+            assert row["provider_status_calls"] >= 1 and row["agent_calls"] >= 2
+    # The naive agent believes the provider, even about a corrupt result.
+    assert rows[("corrupt_result", "naive")]["report"] == "succeeded"
+    assert rows[("corrupt_result", "naive")]["false_success"] == 1
+    assert rows[("fast", "naive")]["agent_calls"] > rows[("fast", "client")]["agent_calls"]
