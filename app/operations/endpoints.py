@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, get_args
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -73,7 +74,7 @@ def body_json(op: Operation, engine: Engine, *, waited: bool = False) -> dict[st
     return present(op, engine, engine.now(), waited=waited).model_dump(mode="json")
 
 
-def present(op: Operation, engine: Engine, now: Any, *, waited: bool = False) -> OperationBody:
+def present(op: Operation, engine: Engine, now: datetime, *, waited: bool = False) -> OperationBody:
     """`to_body` with this gateway's settings (MCP tools named only when MCP is on)."""
     return to_body(op, now, waited=waited, mcp=engine.settings.mcp)
 

@@ -108,7 +108,9 @@ async def test_step_exceptions_are_counted_recorded_and_stall(
     await gateway.tick(RETRY)
     body = (await gateway.http.get(f"/v1/operations/{op_id}")).json()
     assert body["state"] == "stalled" and body["status"] == "needs_attention"
-    assert body["done"] is True and body["next_action"]["call"] == "GET /v1/attention"
+    # Contract v2: a human decides, so the agent is given no call to make, only words.
+    assert body["done"] is True and body["next_action"] is None
+    assert "NEEDS A HUMAN" in body["message"] and "Tell the user" in body["message"]
     error = body["error"]
     assert error["code"] == "stalled" and error["details"]["failures"] == limit
     assert error["details"]["exception"] == "RuntimeError"
