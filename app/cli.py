@@ -29,6 +29,7 @@ def _serve(args: argparse.Namespace) -> int:
     from app.main import create_app
 
     settings = _checked_settings(host=args.host, port=args.port)
+    _require_schema(settings)
     app = create_app(settings, run_observer=not args.no_observer)
     uvicorn.run(
         app, host=args.host, port=args.port, log_level=args.log_level, timeout_graceful_shutdown=30
@@ -63,8 +64,18 @@ async def _observe_forever(settings: Settings) -> None:
             await engine.db.dispose()
 
 
+def _require_schema(settings: Settings) -> None:
+    """Refuse to start on a database not at the head migration; the SQLite default (no
+    JOBGATE_DATABASE_URL) is migrated here instead, so a first `jobgate serve` just works."""
+    from app.core.schema_state import require_ready
+
+    require_ready(settings.database_url, may_migrate=settings.database_is_default)
+
+
 def _observe(args: argparse.Namespace) -> int:
-    asyncio.run(_observe_forever(_checked_settings()))
+    settings = _checked_settings()
+    _require_schema(settings)
+    asyncio.run(_observe_forever(settings))
     return 0
 
 
@@ -98,6 +109,12 @@ def _migrate(args: argparse.Namespace) -> int:
     from app.core.migrate import upgrade
 
     settings = Settings()
+    if args.check:  # a health check for processes without HTTP (compose's observers)
+        from app.core.schema_state import check_sync
+
+        state = check_sync(settings.database_url)
+        print(state.reason if not state.ready else f"database is at {state.head}")  # noqa: T201
+        return 0 if state.ready else 1
     upgrade(settings.database_url)
     print("database is at the latest schema")  # noqa: T201
     return 0
@@ -197,6 +214,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(func=_profiles_check)
 
     migrate = sub.add_parser("migrate", help="alembic upgrade head on the configured database")
+    migrate.add_argument(
+        "--check", action="store_true", help="change nothing; exit 1 unless at the head migration"
+    )
     migrate.set_defaults(func=_migrate)
 
     keys = sub.add_parser("keys", help="API keys: create (printed once), list, revoke")
@@ -223,7 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)  # start-up noise
     args = build_parser().parse_args(argv)
+    from app.core.schema_state import SchemaNotReady
     from app.providers.profile import ProfileError
 
     try:
@@ -231,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, ProfileError) as exc:  # unsafe settings, a bad provider profile
         print(f"jobgate: {exc}", file=sys.stderr)
         return 2
+    except SchemaNotReady as exc:  # one line that says what to run, no traceback
+        print(f"jobgate: not starting: {exc}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":
