@@ -31,8 +31,16 @@ def _serve(args: argparse.Namespace) -> int:
     settings = _checked_settings(host=args.host, port=args.port)
     _require_schema(settings)
     app = create_app(settings, run_observer=not args.no_observer)
+    # log_config=None: uvicorn's lines go through jobgate's handler (JSON or text, one format).
+    logging.getLogger().setLevel(args.log_level.upper())
     uvicorn.run(
-        app, host=args.host, port=args.port, log_level=args.log_level, timeout_graceful_shutdown=30
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        log_config=None,
+        access_log=not args.no_access_log,
+        timeout_graceful_shutdown=30,
     )
     return 0
 
@@ -82,7 +90,7 @@ def _observe(args: argparse.Namespace) -> int:
 def _mock(args: argparse.Namespace) -> int:
     from app.mock_provider.app import run
 
-    run(args.host, args.port)
+    run(args.host, args.port, access_log=not args.no_access_log)
     return 0
 
 
@@ -188,6 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--no-observer", action="store_true")
     serve.add_argument("--log-level", default="info")
+    serve.add_argument(
+        "--no-access-log", action="store_true", help="no line per HTTP request (`make run`)"
+    )
     serve.set_defaults(func=_serve)
 
     observe = sub.add_parser("observe", help="a standalone observer")
@@ -196,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     mock = sub.add_parser("mock-provider", help="the bundled mock provider")
     mock.add_argument("--host", default="127.0.0.1")
     mock.add_argument("--port", type=int, default=8081)
+    mock.add_argument("--no-access-log", action="store_true", help="no line per HTTP request")
     mock.set_defaults(func=_mock)
 
     fake = sub.add_parser("fake-provider", help="a local fake of a real provider API")
@@ -242,8 +254,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)  # start-up noise
+    import os
+
+    from app.core.logs import configure
+
+    # JSON lines, or readable text when stderr is a terminal (JOBGATE_LOG_FORMAT overrides).
+    configure("INFO", os.environ.get("JOBGATE_LOG_FORMAT", "auto"))
     args = build_parser().parse_args(argv)
     from app.core.schema_state import SchemaNotReady
     from app.providers.profile import ProfileError

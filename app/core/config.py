@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     allow_private_callbacks: bool = False
     callback_interval_seconds: float = 1.0
 
+    # Log lines: JSON, or readable text when stderr is a terminal ("auto"); read by the CLI.
+    log_format: Literal["auto", "json", "text"] = "auto"
+
     # Fault hooks for the process-level test harness: the named point kills the process.
     crash_at: str | None = None
 

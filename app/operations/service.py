@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from ulid import ULID
 
 from app.callbacks.ssrf import check_callback_url
-from app.core import faults
+from app.core import faults, telemetry
 from app.core.errors import ApiError
 from app.observer.context import Engine
 from app.observer.runner import process
@@ -144,6 +144,10 @@ async def create(
         if existing is None:
             raise
         return _replay(existing, fp), True
+    telemetry.transition(
+        op.id, op.trace_id, None, op.state, actor=f"agent:{principal}", cause="intent recorded",
+        version=0,
+    )  # fmt: skip
     faults.maybe_crash(engine.settings, "after_intent_commit")
     await process(engine, op, Fence(op.lease_owner or "", op.lease_token))
     engine.notifier.kick()
