@@ -19,6 +19,7 @@ from app.core.config import Settings
 from app.core.db import Database
 from app.core.limits import BodyLimit
 from app.core.pg_listen import listen_forever
+from app.health import metrics_route
 from app.health import routes as health_routes
 from app.mcp import http as mcp_http
 from app.observer.context import Engine
@@ -118,6 +119,7 @@ def create_app(
     app.include_router(views_routes.router)
     app.include_router(webhooks_routes.router)
     app.include_router(health_routes.router)
+    app.include_router(metrics_route.router)
     mcp = mcp_http.mount(app, host=settings.host)  # /mcp (streamable HTTP)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     openapi_targets.install(app, settings)

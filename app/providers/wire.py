@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import httpx
 
-from app.core import telemetry
+from app.core import telemetry, tracecontext
 from app.providers import extract
 from app.providers.documents import LineReader
 from app.providers.http_util import (
@@ -94,6 +94,9 @@ class Wire:
         headers = dict(prepared.headers)
         if profile.trace_header:
             headers[profile.trace_header] = trace_id
+        parent = tracecontext.outgoing(trace_id)
+        if parent is not None:  # W3C Trace Context next to the profile's own trace header
+            headers.setdefault(tracecontext.HEADER, parent)
         if worker is not None:
             headers[WORKER_HEADER] = worker
         sensitive = SENSITIVE_HEADERS
