@@ -1,5 +1,5 @@
 """The `jobgate` command: serve, observe, mock-provider, fake-provider, profiles, migrate, keys,
-mcp."""
+mcp, ops."""
 
 from __future__ import annotations
 
@@ -250,6 +250,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the environment variable holding the API key (default JOBGATE_API_KEY)",
     )
     mcp.set_defaults(func=_mcp)
+
+    from app.ops_cli.commands import add_parser as add_ops
+
+    add_ops(sub)  # `jobgate ops ...` (app/ops_cli)
     return parser
 
 
@@ -261,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     # JSON lines, or readable text when stderr is a terminal (JOBGATE_LOG_FORMAT overrides).
     configure("INFO", os.environ.get("JOBGATE_LOG_FORMAT", "auto"))
     args = build_parser().parse_args(argv)
-    from app.core.schema_state import SchemaNotReady
+    from app.core.refusal import StartRefused
     from app.providers.profile import ProfileError
 
     try:
@@ -269,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, ProfileError) as exc:  # unsafe settings, a bad provider profile
         print(f"jobgate: {exc}", file=sys.stderr)
         return 2
-    except SchemaNotReady as exc:  # one line that says what to run, no traceback
+    except StartRefused as exc:  # one line that says what to run, no traceback
         print(f"jobgate: not starting: {exc}", file=sys.stderr)
         return 3
 

@@ -19,11 +19,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.core.db import is_sqlite, sync_url
 from app.core.migrate import alembic_config
+from app.core.refusal import StartRefused
 
 FIX = "run `jobgate migrate` (with the same JOBGATE_DATABASE_URL) first"
 
 
-class SchemaNotReady(Exception):
+class SchemaNotReady(StartRefused):
     """Start-up refused: the database is unreachable or not at the head migration."""
 
 
