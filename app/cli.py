@@ -1,5 +1,5 @@
 """The `jobgate` command: serve, observe, mock-provider, fake-provider, profiles, migrate, keys,
-mcp."""
+mcp, ops."""
 
 from __future__ import annotations
 
@@ -29,9 +29,18 @@ def _serve(args: argparse.Namespace) -> int:
     from app.main import create_app
 
     settings = _checked_settings(host=args.host, port=args.port)
+    _require_schema(settings)
     app = create_app(settings, run_observer=not args.no_observer)
+    # log_config=None: uvicorn's lines go through jobgate's handler (JSON or text, one format).
+    logging.getLogger().setLevel(args.log_level.upper())
     uvicorn.run(
-        app, host=args.host, port=args.port, log_level=args.log_level, timeout_graceful_shutdown=30
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        log_config=None,
+        access_log=not args.no_access_log,
+        timeout_graceful_shutdown=30,
     )
     return 0
 
@@ -63,15 +72,25 @@ async def _observe_forever(settings: Settings) -> None:
             await engine.db.dispose()
 
 
+def _require_schema(settings: Settings) -> None:
+    """Refuse to start on a database not at the head migration; the SQLite default (no
+    JOBGATE_DATABASE_URL) is migrated here instead, so a first `jobgate serve` just works."""
+    from app.core.schema_state import require_ready
+
+    require_ready(settings.database_url, may_migrate=settings.database_is_default)
+
+
 def _observe(args: argparse.Namespace) -> int:
-    asyncio.run(_observe_forever(_checked_settings()))
+    settings = _checked_settings()
+    _require_schema(settings)
+    asyncio.run(_observe_forever(settings))
     return 0
 
 
 def _mock(args: argparse.Namespace) -> int:
     from app.mock_provider.app import run
 
-    run(args.host, args.port)
+    run(args.host, args.port, access_log=not args.no_access_log)
     return 0
 
 
@@ -98,6 +117,12 @@ def _migrate(args: argparse.Namespace) -> int:
     from app.core.migrate import upgrade
 
     settings = Settings()
+    if args.check:  # a health check for processes without HTTP (compose's observers)
+        from app.core.schema_state import check_sync
+
+        state = check_sync(settings.database_url)
+        print(state.reason if not state.ready else f"database is at {state.head}")  # noqa: T201
+        return 0 if state.ready else 1
     upgrade(settings.database_url)
     print("database is at the latest schema")  # noqa: T201
     return 0
@@ -171,6 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--no-observer", action="store_true")
     serve.add_argument("--log-level", default="info")
+    serve.add_argument(
+        "--no-access-log", action="store_true", help="no line per HTTP request (`make run`)"
+    )
     serve.set_defaults(func=_serve)
 
     observe = sub.add_parser("observe", help="a standalone observer")
@@ -179,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     mock = sub.add_parser("mock-provider", help="the bundled mock provider")
     mock.add_argument("--host", default="127.0.0.1")
     mock.add_argument("--port", type=int, default=8081)
+    mock.add_argument("--no-access-log", action="store_true", help="no line per HTTP request")
     mock.set_defaults(func=_mock)
 
     fake = sub.add_parser("fake-provider", help="a local fake of a real provider API")
@@ -197,6 +226,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(func=_profiles_check)
 
     migrate = sub.add_parser("migrate", help="alembic upgrade head on the configured database")
+    migrate.add_argument(
+        "--check", action="store_true", help="change nothing; exit 1 unless at the head migration"
+    )
     migrate.set_defaults(func=_migrate)
 
     keys = sub.add_parser("keys", help="API keys: create (printed once), list, revoke")
@@ -218,12 +250,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="the environment variable holding the API key (default JOBGATE_API_KEY)",
     )
     mcp.set_defaults(func=_mcp)
+
+    from app.ops_cli.commands import add_parser as add_ops
+
+    add_ops(sub)  # `jobgate ops ...` (app/ops_cli)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    import os
+
+    from app.core.logs import configure
+
+    # JSON lines, or readable text when stderr is a terminal (JOBGATE_LOG_FORMAT overrides).
+    configure("INFO", os.environ.get("JOBGATE_LOG_FORMAT", "auto"))
     args = build_parser().parse_args(argv)
+    from app.core.refusal import StartRefused
     from app.providers.profile import ProfileError
 
     try:
@@ -231,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, ProfileError) as exc:  # unsafe settings, a bad provider profile
         print(f"jobgate: {exc}", file=sys.stderr)
         return 2
+    except StartRefused as exc:  # one line that says what to run, no traceback
+        print(f"jobgate: not starting: {exc}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """`make run`: the mock provider and the gateway (with its observer) side by side.
 
 Prints where they listen and a ready curl that starts and follows a mock
-operation; Ctrl-C stops both.
+operation, last, once both answer; Ctrl-C stops both. Request logs are off (no uvicorn
+access log, httpx's per-request lines silenced): what remains is one line per
+operation transition and provider call, and warnings.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ def main() -> None:
     )
     py = sys.executable
     mock = subprocess.Popen(
-        [py, "-m", "app.cli", "mock-provider", "--port", str(MOCK_PORT)], env=env
+        [py, "-m", "app.cli", "mock-provider", "--port", str(MOCK_PORT), "--no-access-log"],
+        env=env,
     )
     _wait(f"{mock_url}/_mock/stats", mock, "mock provider")
     gateway = subprocess.Popen(
@@ -57,8 +60,7 @@ def main() -> None:
             HOST,
             "--port",
             str(PORT),
-            "--log-level",
-            "warning",
+            "--no-access-log",  # one line per transition instead; the banner stays in view
         ],
         env=env,
     )

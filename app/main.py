@@ -19,6 +19,8 @@ from app.core.config import Settings
 from app.core.db import Database
 from app.core.limits import BodyLimit
 from app.core.pg_listen import listen_forever
+from app.health import metrics_route
+from app.health import routes as health_routes
 from app.mcp import http as mcp_http
 from app.observer.context import Engine
 from app.observer.notify import Notifier
@@ -119,6 +121,8 @@ def create_app(
     app.include_router(control_routes.router)
     app.include_router(views_routes.router)
     app.include_router(webhooks_routes.router)
+    app.include_router(health_routes.router)
+    app.include_router(metrics_route.router)
     mcp = mcp_http.mount(app, host=settings.host) if settings.mcp else None  # /mcp
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     openapi_targets.install(app, settings)

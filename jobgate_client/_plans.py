@@ -27,8 +27,10 @@ from jobgate_client.outcomes import Outcome, done_outcome, still_running, with_o
 from jobgate_client.types import (
     AttentionList,
     Deadlines,
+    Decision,
     ErrorsPage,
     FailedItem,
+    HistoryList,
     JsonValue,
     Operation,
     OperationList,
@@ -248,6 +250,27 @@ def list_plan(filters: Mapping[str, object]) -> Plan[OperationList]:
 def attention_plan(limit: int = 50) -> Plan[AttentionList]:
     call = Call("GET", "/v1/attention", {"limit": str(limit)})
     return cast(AttentionList, (yield from send(call)))
+
+
+def history_plan(op_id: str) -> Plan[HistoryList]:
+    """`GET .../history`: every transition and exchange, oldest first."""
+    return cast(HistoryList, (yield from send(Call("GET", op_path(op_id, "/history")))))
+
+
+def resolve_call(
+    op_id: str,
+    decision: Decision,
+    reason: str,
+    remote_job_id: str | None = None,
+    result_deadline_seconds: float | None = None,
+) -> Call:
+    """`POST .../resolve`: an operator's recorded decision (operator or admin key)."""
+    body: dict[str, Any] = {"decision": decision, "reason": reason}
+    if remote_job_id is not None:
+        body["remote_job_id"] = remote_job_id
+    if result_deadline_seconds is not None:
+        body["result_deadline_seconds"] = result_deadline_seconds
+    return Call("POST", op_path(op_id, "/resolve"), json=body)
 
 
 # --- start_and_wait ---------------------------------------------------------------------

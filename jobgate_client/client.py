@@ -20,8 +20,10 @@ from jobgate_client.errors import UsageError
 from jobgate_client.outcomes import Outcome
 from jobgate_client.types import (
     AttentionList,
+    Decision,
     ErrorsPage,
     FailedItem,
+    HistoryList,
     JsonValue,
     ListFilters,
     Operation,
@@ -177,6 +179,25 @@ class Client(_Base):
         """Operations that need a human (operator keys see all)."""
         return self._run(_plans.attention_plan(limit))
 
+    def history(self, operation_id: str) -> HistoryList:
+        """Every transition, exchange and decision on the operation, oldest first."""
+        return self._run(_plans.history_plan(operation_id))
+
+    def resolve(
+        self,
+        operation_id: str,
+        decision: Decision,
+        reason: str,
+        *,
+        remote_job_id: str | None = None,
+        result_deadline_seconds: float | None = None,
+    ) -> Operation:
+        """An operator's recorded decision on an operation that needs attention."""
+        call = _plans.resolve_call(
+            operation_id, decision, reason, remote_job_id, result_deadline_seconds
+        )
+        return self._run(_plans.operation(call))
+
     def start_and_wait(
         self,
         provider: str,
@@ -309,6 +330,25 @@ class AsyncClient(_Base):
     async def attention(self, limit: int = 50) -> AttentionList:
         """Operations that need a human (operator keys see all)."""
         return await self._run(_plans.attention_plan(limit))
+
+    async def history(self, operation_id: str) -> HistoryList:
+        """Every transition, exchange and decision on the operation, oldest first."""
+        return await self._run(_plans.history_plan(operation_id))
+
+    async def resolve(
+        self,
+        operation_id: str,
+        decision: Decision,
+        reason: str,
+        *,
+        remote_job_id: str | None = None,
+        result_deadline_seconds: float | None = None,
+    ) -> Operation:
+        """An operator's recorded decision on an operation that needs attention."""
+        call = _plans.resolve_call(
+            operation_id, decision, reason, remote_job_id, result_deadline_seconds
+        )
+        return await self._run(_plans.operation(call))
 
     async def start_and_wait(
         self,

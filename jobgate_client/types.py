@@ -123,6 +123,27 @@ class AttentionList(TypedDict):
     items: list[AttentionItem]
 
 
+class HistoryItem(TypedDict):
+    """One append-only history row: a transition, exchange, observation, decision, ..."""
+
+    id: int
+    at: str
+    kind: str
+    actor: str
+    from_state: str | None
+    to_state: str | None
+    cause: str
+    data: NotRequired[Any]
+
+
+class HistoryList(TypedDict):
+    operation_id: str
+    items: list[HistoryItem]
+
+
+Decision = Literal["resume_observing", "accept_job", "retry_collection", "abandon", "acknowledge"]
+
+
 class Deadlines(TypedDict, total=False):
     """Seconds from the create: how long to try to start, wait for the result, cancel."""
 

@@ -23,6 +23,7 @@ from standardwebhooks.webhooks import Webhook
 from app.callbacks import outbox
 from app.callbacks.outbox import Claimed
 from app.callbacks.ssrf import CallbackForbidden, Resolver, check_url
+from app.core import telemetry
 from app.observer.context import Engine
 from app.operations import repository as ops_repo
 
@@ -179,6 +180,9 @@ class CallbackDelivery:
                     ),
                     data=_history_data(claim, status, error),
                 )
+        telemetry.callback_attempt(
+            claim.operation_id, _trace_of(claim), outcome, claim.attempt, status
+        )
 
     async def run(self) -> None:
         """Tick until `stop()`; sleeps `callback_interval_seconds` when nothing is due."""
@@ -209,3 +213,10 @@ def _history_data(claim: Claimed, status: int | None, error: str | None) -> dict
         "status_code": status,
         "error": error,
     }
+
+
+def _trace_of(claim: Claimed) -> str | None:
+    """The operation's trace id, from the operation body the event carries."""
+    data = claim.payload.get("data") if isinstance(claim.payload, dict) else None
+    trace = data.get("trace_id") if isinstance(data, dict) else None
+    return trace if isinstance(trace, str) else None

@@ -15,7 +15,9 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="JOBGATE_", extra="ignore")
 
-    database_url: str = "sqlite:///./data/jobgate.db"
+    # Unset: the SQLite default `<data_dir>/jobgate.db`, which `serve`/`observe` migrate
+    # themselves; any configured database must be migrated with `jobgate migrate`.
+    database_url: str = ""
     data_dir: Path = Path("./data")
     profiles_dir: Path | None = None
     mock_provider_url: str = "http://127.0.0.1:8081"
@@ -48,17 +50,27 @@ class Settings(BaseSettings):
     allow_private_callbacks: bool = False
     callback_interval_seconds: float = 1.0
 
+    # Log lines: JSON, or readable text when stderr is a terminal ("auto"); read by the CLI.
+    log_format: Literal["auto", "json", "text"] = "auto"
+
     # Fault hooks for the process-level test harness: the named point kills the process.
     crash_at: str | None = None
 
     @model_validator(mode="after")
     def _refuse_unsafe(self) -> Settings:
+        if not self.database_url:
+            self.database_url = default_database_url(self.data_dir)
         if self.auth == "dev" and not _is_loopback(self.host):
             raise ValueError(
                 "JOBGATE_AUTH=dev disables API keys and is only allowed when bound to "
                 f"loopback; host {self.host!r} is not"
             )
         return self
+
+    @property
+    def database_is_default(self) -> bool:
+        """True when no database was configured: the SQLite file under `data_dir`."""
+        return self.database_url == default_database_url(self.data_dir)
 
     def provider_env(self) -> dict[str, str]:
         """Values the provider profiles may reference, settings winning over the process env."""
@@ -75,6 +87,11 @@ class Settings(BaseSettings):
     def scaled(self, seconds: float) -> float:
         """A delay or default deadline multiplied by the time scale."""
         return seconds * self.time_scale
+
+
+def default_database_url(data_dir: Path) -> str:
+    """The SQLite file jobgate uses when JOBGATE_DATABASE_URL is unset."""
+    return f"sqlite:///{data_dir / 'jobgate.db'}"
 
 
 def _is_loopback(host: str) -> bool:

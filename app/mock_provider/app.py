@@ -349,6 +349,6 @@ def create_app(settings: MockSettings | None = None) -> FastAPI:
     return app
 
 
-def run(host: str = "127.0.0.1", port: int = 8081) -> None:
+def run(host: str = "127.0.0.1", port: int = 8081, *, access_log: bool = True) -> None:
     """Serve the mock provider with uvicorn until interrupted (`jobgate mock-provider`)."""
-    uvicorn.run(create_app(), host=host, port=port)
+    uvicorn.run(create_app(), host=host, port=port, log_config=None, access_log=access_log)

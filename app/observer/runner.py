@@ -12,7 +12,7 @@ import logging
 from datetime import timedelta
 from typing import Any
 
-from app.core import faults
+from app.core import faults, logs, telemetry
 from app.observer import step_failures
 from app.observer.context import Engine
 from app.observer.decision import Decision
@@ -32,6 +32,11 @@ REFUSAL_RETRY_SECONDS = 60.0  # a refused transition is a bug: look again later,
 
 async def process(engine: Engine, op: Operation, fence: Fence) -> Operation:
     """Move `op` forward until it must wait, is done, or the lease is lost."""
+    with logs.bind(op.id, op.trace_id):  # every line logged meanwhile names the operation
+        return await _process(engine, op, fence)
+
+
+async def _process(engine: Engine, op: Operation, fence: Fence) -> Operation:
     carry: CallResult | None = None
     for _ in range(MAX_STEPS):
         if is_done(State(op.state)):
@@ -129,6 +134,7 @@ async def apply(engine: Engine, op: Operation, fence: Fence, decision: Decision)
             if applied and decision.failed_items:
                 await repo.insert_result_items(session, op.id, decision.failed_items)
         if not applied:
+            telemetry.fenced(op.id, op.trace_id, decision.cause)
             await ledger.record(
                 session,
                 op,

@@ -106,6 +106,16 @@ IDEMPOTENCY_KEY = {
 }
 
 
+TRACEPARENT = {
+    "name": "traceparent",
+    "in": "header",
+    "required": False,
+    "description": "W3C Trace Context: the operation's trace_id becomes tr_<trace-id> and "
+    "provider calls carry a traceparent in the same trace. Malformed: ignored.",
+    "schema": {"type": "string", "maxLength": 512},
+}
+
+
 @router.post(
     "/operations",
     operation_id="createOperation",
@@ -125,7 +135,7 @@ IDEMPOTENCY_KEY = {
             "invalid_value",
         ),
     },
-    openapi_extra={"parameters": [IDEMPOTENCY_KEY]},
+    openapi_extra={"parameters": [IDEMPOTENCY_KEY, TRACEPARENT]},
 )
 async def create_operation(
     req: CreateOperationRequest, request: Request, who: Principal
@@ -133,7 +143,7 @@ async def create_operation(
     """Start an operation; replays with the same key and body return the same operation."""
     engine = engine_of(request)
     key = request.headers.get("idempotency-key")
-    op, replayed = await service.create(engine, who, key, req)
+    op, replayed = await service.create(engine, who, key, req, request.headers.get("traceparent"))
     headers = {"Location": f"/v1/operations/{op.id}"}
     if replayed:
         headers["Idempotent-Replayed"] = "true"

@@ -7,19 +7,18 @@ recorded in history (in their own transaction) and never change the row.
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.callbacks.outbox import enqueue_completion
+from app.core import telemetry
+from app.core.after_commit import on_commit
 from app.operations import repository as repo
 from app.operations.models import Operation
 from app.operations.repository import Fence
 from app.operations.states import Evidence, State, TransitionRefused, check_transition, is_done
-
-log = logging.getLogger(__name__)
 
 
 async def transition(
@@ -75,6 +74,7 @@ async def transition(
     op.state = to.value
     op.version += 1
     op.updated_at = now
+    on_commit(session, _announce(op, from_state, to, actor, cause))
     if is_done(to) and op.callback_url:
         # The outbox row commits with the transition or not at all (no lost or phantom event).
         await enqueue_completion(session, op, to, now)
@@ -85,7 +85,7 @@ async def record_refusal(
     session: AsyncSession, op: Operation, err: TransitionRefused, *, actor: str, now: datetime
 ) -> None:
     """A refused transition is evidence too: keep it, change nothing else."""
-    log.warning("refused transition on %s: %s", op.id, err)
+    telemetry.refused(op.id, op.trace_id, err.from_state.value, err.to_state.value, err.reason)
     await repo.append_history(
         session,
         operation_id=op.id,
@@ -95,6 +95,14 @@ async def record_refusal(
         cause=err.reason,
         from_state=err.from_state.value,
         to_state=err.to_state.value,
+    )
+
+
+def _announce(op: Operation, from_state: State, to: State, actor: str, cause: str) -> Any:
+    """The log line and counter of a transition, for once it has committed."""
+    op_id, trace_id, version = op.id, op.trace_id, op.version
+    return lambda: telemetry.transition(
+        op_id, trace_id, from_state.value, to.value, actor=actor, cause=cause, version=version
     )
 
 

@@ -9,6 +9,8 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core import telemetry
+from app.core.after_commit import on_commit
 from app.operations.models import HistoryEntry, Operation, ResultItem
 from app.operations.states import State
 
@@ -135,7 +137,7 @@ async def claim_due(
     lease lapses, and the due index never returns rows that are being worked on.
     """
     expires = now + timedelta(seconds=lease_seconds)
-    due = select(OPS.c.id).where(
+    due = select(OPS.c.id, OPS.c.next_poll_at, OPS.c.lease_owner).where(
         OPS.c.next_poll_at.is_not(None),
         OPS.c.next_poll_at <= now,
         or_(OPS.c.lease_expires_at.is_(None), OPS.c.lease_expires_at <= now),
@@ -147,9 +149,12 @@ async def claim_due(
     # latter as a hash semi-join over a sequential scan of the whole table at
     # mid sizes. The selected rows stay locked (SKIP LOCKED; SQLite's IMMEDIATE
     # transaction) until this transaction commits.
-    ids = list((await session.execute(due)).scalars())
-    if not ids:
+    found = (await session.execute(due)).all()
+    if not found:
         return []
+    ids = [row.id for row in found]
+    takeovers = sum(1 for row in found if row.lease_owner is not None)  # a lease that lapsed
+    on_commit(session, lambda: telemetry.claimed(now, [r.next_poll_at for r in found], takeovers))
     await session.execute(
         update(OPS)
         .where(OPS.c.id.in_(ids))

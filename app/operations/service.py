@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from ulid import ULID
 
 from app.callbacks.ssrf import check_callback_url
-from app.core import faults
+from app.core import faults, telemetry, tracecontext
 from app.core.errors import ApiError
 from app.observer.context import Engine
 from app.observer.runner import process
@@ -98,9 +98,13 @@ def check_target(engine: Engine, req: CreateOperationRequest) -> None:
 
 
 async def create(
-    engine: Engine, principal: str, key: str | None, req: CreateOperationRequest
+    engine: Engine,
+    principal: str,
+    key: str | None,
+    req: CreateOperationRequest,
+    traceparent: str | None = None,
 ) -> tuple[Operation, bool]:
-    """Returns (operation, replayed)."""
+    """Returns (operation, replayed). A valid W3C `traceparent` sets the trace id."""
     key = check_key(key)
     check_target(engine, req)
     fp = fingerprint(req.provider, req.kind, req.input)
@@ -112,7 +116,10 @@ async def create(
         await check_callback_url(
             str(req.callback_url), allow_private=engine.settings.allow_private_callbacks
         )
+    parent = tracecontext.parse(traceparent)
     op = _new_operation(engine, principal, key, fp, req)
+    if parent is not None:
+        op.trace_id = parent.jobgate_trace_id
     try:
         async with engine.db.transaction() as session:
             await repo.insert_operation(session, op)
@@ -129,6 +136,7 @@ async def create(
                     "fingerprint": fp,
                     "idempotency_key": key,
                     "trace_id": op.trace_id,
+                    **({"traceparent": traceparent.strip()} if parent and traceparent else {}),
                     "provider_token": op.provider_token,
                     "single_create": op.single_create,
                     "deadlines": {
@@ -144,6 +152,10 @@ async def create(
         if existing is None:
             raise
         return _replay(existing, fp), True
+    telemetry.transition(
+        op.id, op.trace_id, None, op.state, actor=f"agent:{principal}", cause="intent recorded",
+        version=0,
+    )  # fmt: skip
     faults.maybe_crash(engine.settings, "after_intent_commit")
     await process(engine, op, Fence(op.lease_owner or "", op.lease_token))
     engine.notifier.kick()

@@ -12,6 +12,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
+from app.core import telemetry
 from app.core.db import Database
 from app.observer.notify import Notifier
 from app.operations import repository as repo
@@ -50,6 +51,7 @@ class WaitHub:
             watch.task = asyncio.create_task(self._watch(op_id, watch))
         watch.waiters += 1
         ends = time.monotonic() + timeout
+        telemetry.WAITS_IN_FLIGHT.inc()
         try:
             async with watch.cond:
                 while watch.snapshot is None or not _finished(watch.snapshot):
@@ -63,6 +65,7 @@ class WaitHub:
                 return watch.snapshot
         finally:
             watch.waiters -= 1
+            telemetry.WAITS_IN_FLIGHT.dec()
 
     async def _watch(self, op_id: str, watch: _Watch) -> None:
         try:

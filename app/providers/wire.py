@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import httpx
 
+from app.core import telemetry, tracecontext
 from app.providers import extract
 from app.providers.documents import LineReader
 from app.providers.http_util import (
@@ -24,6 +25,7 @@ from app.providers.http_util import (
     parse_retry_after,
     read_capped,
     record_exchange,
+    scrub,
     scrub_json,
     secret_variants,
 )
@@ -92,6 +94,9 @@ class Wire:
         headers = dict(prepared.headers)
         if profile.trace_header:
             headers[profile.trace_header] = trace_id
+        parent = tracecontext.outgoing(trace_id)
+        if parent is not None:  # W3C Trace Context next to the profile's own trace header
+            headers.setdefault(tracecontext.HEADER, parent)
         if worker is not None:
             headers[WORKER_HEADER] = worker
         sensitive = SENSITIVE_HEADERS
@@ -138,6 +143,7 @@ class Wire:
         except Exception as exc:  # every transport failure is an outcome, never a crash
             response, error = None, f"{type(exc).__name__}: {exc}"
         duration = (time.perf_counter() - started) * 1000
+        _announce(profile, prepared.operation, request, response, duration, variants)
         text = body_json = None
         json_ok = False
         if response is not None:
@@ -222,3 +228,25 @@ def named(exc: Exception) -> str:
     """An exception as a short line for history: its class and the start of its message."""
     text = str(exc).splitlines()[0] if str(exc) else ""
     return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
+
+
+def _announce(
+    profile: Profile,
+    operation: str,
+    request: httpx.Request,
+    response: httpx.Response | None,
+    duration_ms: float,
+    variants: list[str],
+) -> None:
+    """The provider-call log line and metrics: scheme, host and path only (no query, no
+    headers), scrubbed of every secret variant in case a profile templates one into a path."""
+    target = scrub(str(request.url.copy_with(query=None, fragment=None)), variants)
+    telemetry.provider_call(
+        profile.name,
+        operation,
+        method=request.method,
+        target=target,
+        status=response.status_code if response is not None else None,
+        outcome=classify(response).value if response is not None else "transport_error",
+        seconds=duration_ms / 1000,
+    )

@@ -1,0 +1,1 @@
+"""Readiness, the landing page and (later) the metrics endpoint: what operators probe."""

@@ -1,0 +1,43 @@
+"""`/v1/readyz` (database reachable and at the head migration) and the `/` landing page.
+
+`/v1/healthz` only says the process answers; `/v1/readyz` says it can do its job, so
+load balancers and compose health checks route to a gateway only when writes will work.
+Both are open (no API key), like a load balancer expects.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, JSONResponse
+
+from app.core.schema_state import check
+
+router = APIRouter()
+
+LANDING = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>jobgate</title></head>
+<body>
+<h1>jobgate</h1>
+<p>A gateway that owns long-running provider jobs for AI agents.</p>
+<ul>
+<li><a href="/docs">/docs</a>: the agent API (OpenAPI, try it out)</li>
+<li><a href="/operations">/operations</a>: operations, the attention inbox, timelines
+ (operator key)</li>
+<li><a href="/v1/readyz">/v1/readyz</a>: readiness (database reachable, schema at head)</li>
+<li><a href="/metrics">/metrics</a>: Prometheus metrics</li>
+</ul>
+</body></html>
+"""
+
+
+@router.get("/v1/readyz", operation_id="ready", include_in_schema=False)
+async def ready(request: Request) -> JSONResponse:
+    """200 when the database answers and is at the head migration; 503 with the reason."""
+    state = await check(request.app.state.engine.db.engine)
+    return JSONResponse(state.as_json(), status_code=200 if state.ready else 503)
+
+
+@router.get("/", include_in_schema=False)
+async def landing() -> HTMLResponse:
+    """Where a person who opens the bare URL should go next."""
+    return HTMLResponse(LANDING)

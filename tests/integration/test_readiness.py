@@ -1,0 +1,139 @@
+"""Readiness tells the truth: no start, and 503 from /v1/readyz, on a database not at head.
+
+Seen before: `jobgate serve` on a never-migrated database answered /v1/healthz with
+`{"ok": true}` while every create was a 500 and the log filled with tracebacks.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from alembic import command
+from app.core.config import Settings
+from app.core.migrate import alembic_config
+from app.core.schema_state import head_revision
+from tests.conftest import IS_POSTGRES, Gateway, _pg_admin, _pg_url
+from tests.support.processes import Process, free_port, wait_healthy
+
+
+@pytest.fixture
+def empty_database_url(tmp_path: Path) -> Iterator[str]:
+    """A database that exists and is empty, on the back-end under test."""
+    if IS_POSTGRES:
+        name = f"jobgate_e_{uuid.uuid4().hex[:12]}"
+        _pg_admin(f'CREATE DATABASE "{name}"')
+        try:
+            yield _pg_url(name)
+        finally:
+            _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    else:
+        yield f"sqlite:///{tmp_path / 'empty.db'}"
+
+
+def _jobgate(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("JOBGATE_")}
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_serve_and_observe_refuse_an_unmigrated_database_in_one_line(
+    empty_database_url: str, tmp_path: Path
+) -> None:
+    port = str(free_port())
+    for args in (["serve", "--port", port], ["observe"]):
+        r = _jobgate(
+            *args, JOBGATE_DATABASE_URL=empty_database_url, JOBGATE_DATA_DIR=str(tmp_path / "d")
+        )
+        assert r.returncode == 3, (args, r.stdout, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1, r.stderr  # one line, no traceback, no server log
+        assert "never migrated" in lines[0] and "run `jobgate migrate`" in lines[0]
+    # Nothing listens: the refusal came before uvicorn bound the port.
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"http://127.0.0.1:{port}/v1/healthz", timeout=1)
+    if not IS_POSTGRES:  # the check does not create the SQLite file it was pointed at
+        assert not (tmp_path / "empty.db").exists()
+
+
+def test_a_database_behind_head_is_refused_and_named(
+    empty_database_url: str, tmp_path: Path
+) -> None:
+    command.upgrade(alembic_config(empty_database_url), "0004")
+    r = _jobgate("serve", "--port", "1", JOBGATE_DATABASE_URL=empty_database_url)
+    assert r.returncode == 3
+    assert f"at migration 0004, behind {head_revision()}" in r.stderr
+    assert "jobgate migrate" in r.stderr
+    check = _jobgate("migrate", "--check", JOBGATE_DATABASE_URL=empty_database_url)
+    assert check.returncode == 1 and "behind" in check.stdout
+    assert _jobgate("migrate", JOBGATE_DATABASE_URL=empty_database_url).returncode == 0
+    check = _jobgate("migrate", "--check", JOBGATE_DATABASE_URL=empty_database_url)
+    assert check.returncode == 0, check.stdout
+
+
+def test_an_unreachable_database_is_refused() -> None:
+    port = free_port()  # nothing listens there
+    url = f"postgresql://postgres@127.0.0.1:{port}/nothing"
+    r = _jobgate("observe", JOBGATE_DATABASE_URL=url)
+    assert r.returncode == 3 and "not reachable" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_the_sqlite_default_migrates_itself(tmp_path: Path) -> None:
+    """No JOBGATE_DATABASE_URL: `serve` builds `<data dir>/jobgate.db` and is ready."""
+    port = free_port()
+    env = {"JOBGATE_DATA_DIR": str(tmp_path / "data"), "JOBGATE_AUTH": "dev"}
+    proc = Process(["serve", "--port", str(port), "--no-observer"], env, tmp_path / "log").start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc)
+        ready = httpx.get(f"{url}/v1/readyz", timeout=5)
+        assert ready.status_code == 200, ready.text
+        assert ready.json()["database_revision"] == head_revision()
+    finally:
+        proc.terminate()
+    assert (tmp_path / "data" / "jobgate.db").exists()
+
+
+async def test_readyz_is_200_at_head_and_the_landing_page_links(gateway: Gateway) -> None:
+    r = await gateway.http.get("/v1/readyz")
+    assert r.status_code == 200
+    assert r.json() == {
+        "ready": True,
+        "reason": "ok",
+        "database_revision": head_revision(),
+        "head_revision": head_revision(),
+    }
+    page = await gateway.http.get("/")
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    assert 'href="/docs"' in page.text and 'href="/operations"' in page.text
+
+
+async def test_readyz_is_503_with_a_reason_on_an_unmigrated_database(
+    empty_database_url: str, tmp_path: Path
+) -> None:
+    from app.main import create_app
+
+    settings = Settings(database_url=empty_database_url, data_dir=tmp_path, auth="dev")
+    app = create_app(settings, run_observer=False)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://gw") as http:
+            r = await http.get("/v1/readyz")
+            assert (await http.get("/v1/healthz")).status_code == 200  # alive, not ready
+    assert r.status_code == 503
+    body = r.json()
+    assert body["ready"] is False and body["database_revision"] is None
+    assert "never migrated" in body["reason"] and "jobgate migrate" in body["reason"]
