@@ -6,14 +6,14 @@ import ipaddress
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
     """Safe defaults for a first run; unsafe combinations are refused at start."""
 
-    model_config = SettingsConfigDict(env_prefix="JOBGATE_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="JOBGATE_", extra="ignore", populate_by_name=True)
 
     database_url: str = "sqlite:///./data/jobgate.db"
     data_dir: Path = Path("./data")
@@ -45,6 +45,13 @@ class Settings(BaseSettings):
     # SSRF guard: callback URLs to loopback/private/link-local hosts only when true.
     allow_private_callbacks: bool = False
     callback_interval_seconds: float = 1.0
+
+    # The tamper-evident audit trail (docs/audit.md): JOBGATE_AUDIT=off stops appends (for
+    # benchmarks); with a signing key every chain head carries its HMAC-SHA256.
+    audit_enabled: bool = Field(
+        default=True, validation_alias=AliasChoices("JOBGATE_AUDIT", "JOBGATE_AUDIT_ENABLED")
+    )
+    audit_signing_key: str | None = Field(default=None, repr=False)
 
     # Fault hooks for the process-level test harness: the named point kills the process.
     crash_at: str | None = None
