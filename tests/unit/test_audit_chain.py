@@ -7,11 +7,15 @@ import hashlib
 import json
 from datetime import UTC, datetime
 
+import pytest
 import rfc8785
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.audit.chain import (
     GENESIS,
     Entry,
+    canonical,
     canonical_payload,
     encode,
     entry_hash,
@@ -40,6 +44,12 @@ def test_the_hashed_bytes_are_rfc8785_of_the_documented_fields() -> None:
     assert encode(e) == expected
     assert entry_hash(e) == hashlib.sha256(expected).hexdigest()
     assert encode(Entry(1, AT, "key_created", None, "cli", "null", GENESIS)).count(b"null") == 2
+
+
+def test_keys_sort_by_utf16_code_units() -> None:
+    value = {"\ue000": 1, "\U0001f600": 2, "a": 3}  # U+1F600 is D83D DE00 in UTF-16
+    assert canonical(value) == rfc8785.dumps(value).decode("utf-8")
+    assert canonical(value).index("\U0001f600") < canonical(value).index("\ue000")
 
 
 def test_payloads_outside_i_json_are_kept_as_strings() -> None:
@@ -73,3 +83,28 @@ def test_verify_counts_an_intact_chain_and_checks_the_head_signature() -> None:
     forged = Head(5, rows[-1].hash, "0" * 64)
     assert verify(rows, forged, lambda _: None, signing_key="key").what == "signature"
     assert verify([], Head(0, GENESIS), lambda _: None).ok
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53) + 1, 2**53 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+@settings(max_examples=400, deadline=None)
+def test_the_fast_encoder_is_rfc8785(value: object) -> None:
+    try:
+        expected = rfc8785.dumps(value).decode("utf-8")
+    except rfc8785.CanonicalizationError:  # e.g. lone surrogates: refused by both
+        with pytest.raises(ValueError):
+            canonical(value)
+        return
+    assert canonical(value) == expected
