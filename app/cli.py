@@ -1,5 +1,5 @@
 """The `jobgate` command: serve, observe, mock-provider, fake-provider, profiles, migrate, keys,
-mcp, ops."""
+audit, mcp, ops."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import contextlib
 import logging
 import signal
 import sys
+from pathlib import Path
 
 from app.core.config import Settings
 from app.provider_fakes import DEFAULT_PORT, FAKES
@@ -104,7 +105,6 @@ def _fake(args: argparse.Namespace) -> int:
 def _profiles_check(args: argparse.Namespace) -> int:
     """Validate a profile and print the requests it would send; exit 2 when it is invalid."""
     import os
-    from pathlib import Path
 
     from app.providers.check import run
 
@@ -136,6 +136,7 @@ def _keys(args: argparse.Namespace) -> int:
     """
     from sqlalchemy.exc import DBAPIError
 
+    from app import audit
     from app.auth import service
     from app.core.clock import SystemClock
     from app.core.db import Database
@@ -144,7 +145,11 @@ def _keys(args: argparse.Namespace) -> int:
         print(text, file=sys.stderr)  # noqa: T201
 
     async def run() -> int:
-        db = Database(Settings().database_url)
+        settings = Settings()
+        db = Database(
+            settings.database_url,
+            info=audit.session_info(settings.audit_enabled, settings.audit_signing_key),
+        )
         now = SystemClock().now()
         try:
             if args.keys_command == "create":
@@ -174,6 +179,24 @@ def _keys(args: argparse.Namespace) -> int:
             await db.dispose()
 
     return asyncio.run(run())
+
+
+def _audit(args: argparse.Namespace) -> int:
+    """`audit verify` (exit 1 at the first broken entry) and `audit export` (JSON Lines)."""
+    from app.audit import commands
+
+    settings = Settings()
+    if args.audit_command == "export":
+        n = commands.export(settings.database_url, args.out)
+        print(f"exported {n} audit entries", file=sys.stderr)
+        return 0
+    if args.file is not None:
+        report = commands.verify_file(args.file)
+    else:
+        report = commands.verify_database(settings.database_url, settings.audit_signing_key)
+    code, text = commands.outcome(report)
+    print(text, file=sys.stdout if code == 0 else sys.stderr)
+    return code
 
 
 def _mcp(args: argparse.Namespace) -> int:
@@ -241,6 +264,17 @@ def build_parser() -> argparse.ArgumentParser:
     revoke.add_argument("--name", required=True)
     for command in (create, revoke, keys_sub.choices["list"]):
         command.set_defaults(func=_keys)
+
+    audit = sub.add_parser("audit", help="the tamper-evident audit trail: verify, export")
+    audit_sub = audit.add_subparsers(dest="audit_command", required=True)
+    verify = audit_sub.add_parser(
+        "verify", help="recompute the chain; exit 1 naming the first broken entry"
+    )
+    verify.add_argument("--file", type=Path, help="verify an export instead of the database")
+    export = audit_sub.add_parser("export", help="write every entry as JSON Lines")
+    export.add_argument("--out", type=Path, help="a file (default: stdout)")
+    for command in (verify, export):
+        command.set_defaults(func=_audit)
 
     mcp = sub.add_parser("mcp", help="the MCP server over stdio, for desktop agents")
     mcp.add_argument("--url", required=True, help="the gateway, e.g. http://127.0.0.1:8080")

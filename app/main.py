@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 import httpx
 from fastapi import FastAPI
 
+from app import audit
 from app.callbacks.delivery import CallbackDelivery
 from app.core import errors
 from app.core.clock import Clock, SystemClock
@@ -46,7 +47,10 @@ def build_engine(settings: Settings, *, clock: Clock, http: httpx.AsyncClient) -
     env = settings.provider_env()
     profiles = load_profiles(settings.profiles_dir, env)
     return Engine(
-        db=Database(settings.database_url),
+        db=Database(
+            settings.database_url,
+            info=audit.session_info(settings.audit_enabled, settings.audit_signing_key),
+        ),
         client=ProviderClient(http, env),
         profiles=profiles,
         clock=clock,

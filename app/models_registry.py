@@ -1,5 +1,6 @@
 """Imports every table module so SQLModel.metadata knows the whole schema."""
 
+from app.audit import models as audit_models  # noqa: F401
 from app.auth import models as auth_models  # noqa: F401
 from app.callbacks import models as callbacks_models  # noqa: F401
 from app.operations import models as operations_models  # noqa: F401

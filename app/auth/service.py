@@ -13,6 +13,7 @@ from datetime import datetime
 
 from sqlalchemy.exc import IntegrityError
 
+from app import audit
 from app.auth import repository as repo
 from app.auth.models import ApiKey, Role
 from app.core.db import Database
@@ -51,7 +52,9 @@ def parse_role(role: str) -> Role:
         raise KeyCommandError(f"unknown role {role!r}; choose one of: {known}") from None
 
 
-async def create(db: Database, name: str, role: str, now: datetime) -> tuple[ApiKey, str]:
+async def create(
+    db: Database, name: str, role: str, now: datetime, *, actor: str = "cli"
+) -> tuple[ApiKey, str]:
     """Store a new key's hash under `name`; returns the row and the key (never stored)."""
     parsed = parse_role(role)
     if not NAME_PATTERN.fullmatch(name):
@@ -75,19 +78,32 @@ async def create(db: Database, name: str, role: str, now: datetime) -> tuple[Api
             if await repo.by_name(session, name) is not None:
                 raise duplicate
             await repo.insert(session, row)
+            audit.record(
+                session,
+                kind="key_created",
+                at=now,
+                actor=actor,
+                payload={"name": name, "role": row.role, "key_prefix": row.key_prefix},
+            )
     except IntegrityError as exc:  # a concurrent create with the same name
         raise duplicate from exc
     return row, key
 
 
-async def revoke(db: Database, name: str, now: datetime) -> ApiKey:
+async def revoke(db: Database, name: str, now: datetime, *, actor: str = "cli") -> ApiKey:
     """Revoke the named key at once: the next request that sends it answers 401."""
     async with db.transaction() as session:
         existing = await repo.by_name(session, name)
         if existing is None:
             raise KeyCommandError(f"no key named {name!r}")
-        if existing.revoked_at is None:
-            await repo.revoke(session, name, now)
+        if existing.revoked_at is None and await repo.revoke(session, name, now):
+            audit.record(
+                session,
+                kind="key_revoked",
+                at=now,
+                actor=actor,
+                payload={"name": name, "role": existing.role, "key_prefix": existing.key_prefix},
+            )
         fresh = await repo.by_name(session, name)
     assert fresh is not None
     return fresh

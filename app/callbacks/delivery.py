@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 from standardwebhooks.webhooks import Webhook
 
+from app import audit
 from app.callbacks import outbox
 from app.callbacks.outbox import Claimed
 from app.callbacks.ssrf import CallbackForbidden, Resolver, check_url
@@ -166,6 +167,19 @@ class CallbackDelivery:
                 outcome=outcome,
                 next_attempt_at=next_at,
             )
+            if ours:  # every attempt is audited; the outcome also goes to history below
+                audit.record(
+                    session,
+                    kind="callback_attempt",
+                    at=now,
+                    actor=f"callbacks:{engine.worker_id}",
+                    operation_id=claim.operation_id,
+                    payload={
+                        **_history_data(claim, status, error),
+                        "outcome": outcome,
+                        "next_attempt_at": next_at.isoformat() if next_at else None,
+                    },
+                )
             if ours and outcome != "retry":
                 await ops_repo.append_history(
                     session,

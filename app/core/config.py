@@ -6,14 +6,14 @@ import ipaddress
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
     """Safe defaults for a first run; unsafe combinations are refused at start."""
 
-    model_config = SettingsConfigDict(env_prefix="JOBGATE_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="JOBGATE_", extra="ignore", populate_by_name=True)
 
     # Unset: the SQLite default `<data_dir>/jobgate.db`, which `serve`/`observe` migrate
     # themselves; any configured database must be migrated with `jobgate migrate`.
@@ -52,6 +52,13 @@ class Settings(BaseSettings):
 
     # Log lines: JSON, or readable text when stderr is a terminal ("auto"); read by the CLI.
     log_format: Literal["auto", "json", "text"] = "auto"
+
+    # The tamper-evident audit trail (docs/audit.md): JOBGATE_AUDIT=off stops appends (for
+    # benchmarks); with a signing key every chain head carries its HMAC-SHA256.
+    audit_enabled: bool = Field(
+        default=True, validation_alias=AliasChoices("JOBGATE_AUDIT", "JOBGATE_AUDIT_ENABLED")
+    )
+    audit_signing_key: str | None = Field(default=None, repr=False)
 
     # Fault hooks for the process-level test harness: the named point kills the process.
     crash_at: str | None = None

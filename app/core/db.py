@@ -80,10 +80,11 @@ def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
 class Database:
     """Owns the engine and hands out sessions whose transaction the caller scopes."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, info: dict[str, Any] | None = None) -> None:
         self.url = url
         self.engine = make_engine(url)
-        self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        # `info` is copied into every session (e.g. the audit trail's settings).
+        self.sessions = async_sessionmaker(self.engine, expire_on_commit=False, info=info)
         self.is_sqlite = is_sqlite(url)
 
     @asynccontextmanager

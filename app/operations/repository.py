@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app import audit
 from app.core import telemetry
 from app.core.after_commit import on_commit
 from app.operations.models import HistoryEntry, Operation, ResultItem
@@ -64,6 +65,18 @@ async def append_history(
             to_state=to_state,
             data=data,
         )
+    )
+    # Its audit entry commits with it (and only with it).
+    audit.record_history(
+        session,
+        operation_id=operation_id,
+        at=at,
+        kind=kind,
+        actor=actor,
+        cause=cause,
+        from_state=from_state,
+        to_state=to_state,
+        data=data,
     )
 
 

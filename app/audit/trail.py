@@ -1,0 +1,156 @@
+"""Appending to the audit trail, in the transaction of the fact it records.
+
+Writers call `record()` (or `record_history()`) next to the fact; nothing is
+written then. When that transaction commits, one `before_commit` hook locks the
+head row (`SELECT ... FOR UPDATE`; on SQLite the writer lock already serializes),
+numbers and chains the waiting entries, inserts them and moves the head, all in
+the same transaction. So the entries commit with their fact or not at all, every
+process extends one chain, and the head lock is the last lock a transaction
+takes and is held only while it commits (no lock-order deadlock with row locks).
+A rollback drops the waiting entries.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import event, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
+
+from app.audit.chain import Entry, canonical_payload, entry_hash, sign_head
+from app.audit.models import AuditEntry, AuditHead
+
+LOG = AuditEntry.__table__  # type: ignore[attr-defined]
+HEAD = AuditHead.__table__  # type: ignore[attr-defined]
+
+# Keys in Session.info (set once per Database through `session_info`).
+ENABLED = "jobgate.audit.enabled"
+SIGNING_KEY = "jobgate.audit.signing_key"
+PENDING = "jobgate.audit.pending"
+
+# History kinds that the audit trail names differently (the rest keep their name).
+_HISTORY_KINDS = {
+    "exchange": "provider_exchange",
+    "refused": "refused_transition",
+    "decision": "operator_decision",
+    "intent": "cancel_requested",
+}
+
+
+def session_info(enabled: bool, signing_key: str | None) -> dict[str, Any]:
+    """What a Database puts in every session's `info` so appends follow the settings."""
+    return {ENABLED: enabled, SIGNING_KEY: signing_key}
+
+
+def record(
+    session: AsyncSession | Session,
+    *,
+    kind: str,
+    at: datetime,
+    actor: str,
+    operation_id: str | None = None,
+    payload: Any = None,
+) -> None:
+    """Queue one entry; it is chained and written when this transaction commits."""
+    info = session.info
+    if info.get(ENABLED, True) is False:
+        return
+    pending: list[Entry] = info.setdefault(PENDING, [])
+    pending.append(
+        Entry(
+            seq=0,  # numbered under the head lock
+            at=at,
+            kind=kind,
+            operation_id=operation_id,
+            actor=actor,
+            payload=canonical_payload(payload),
+            prev_hash="",
+        )
+    )
+
+
+def history_kind(kind: str, from_state: str | None, data: Any) -> str:
+    """The audit name of a history row: intent, operator_decision, transition, ..."""
+    if kind == "transition":
+        if from_state is None:
+            return "intent"
+        if isinstance(data, dict) and data.get("evidence") == "operator_decision":
+            return "operator_decision"
+    return _HISTORY_KINDS.get(kind, kind)
+
+
+def record_history(
+    session: AsyncSession | Session,
+    *,
+    operation_id: str,
+    at: datetime,
+    kind: str,
+    actor: str,
+    cause: str,
+    from_state: str | None,
+    to_state: str | None,
+    data: Any,
+) -> None:
+    """The audit entry of one history row (every history row has one)."""
+    record(
+        session,
+        kind=history_kind(kind, from_state, data),
+        at=at,
+        actor=actor,
+        operation_id=operation_id,
+        payload={
+            "history_kind": kind,
+            "cause": cause,
+            "from_state": from_state,
+            "to_state": to_state,
+            "data": data,
+        },
+    )
+
+
+def append(conn: Connection, pending: list[Entry], signing_key: str | None) -> int:
+    """Chain and insert `pending` after the current head; returns the new head seq."""
+    seq, prev = conn.execute(
+        select(HEAD.c.seq, HEAD.c.hash).where(HEAD.c.id == 1).with_for_update()
+    ).one()
+    rows = []
+    for e in pending:
+        seq += 1
+        chained = Entry(seq, e.at, e.kind, e.operation_id, e.actor, e.payload, prev)
+        prev = entry_hash(chained)
+        rows.append(
+            {
+                "seq": seq,
+                "at": e.at,
+                "kind": e.kind,
+                "operation_id": e.operation_id,
+                "actor": e.actor,
+                "payload": e.payload,
+                "prev_hash": chained.prev_hash,
+                "hash": prev,
+            }
+        )
+    conn.execute(LOG.insert(), rows)
+    signature = sign_head(signing_key, prev) if signing_key else None
+    conn.execute(update(HEAD).where(HEAD.c.id == 1).values(seq=seq, hash=prev, signature=signature))
+    return int(seq)
+
+
+@event.listens_for(Session, "before_commit")
+def _append_pending(session: Session) -> None:
+    pending: list[Entry] | None = session.info.pop(PENDING, None)
+    if pending:
+        append(session.connection(), pending, session.info.get(SIGNING_KEY))
+
+
+@event.listens_for(Session, "after_rollback")
+def _drop_pending(session: Session) -> None:
+    session.info.pop(PENDING, None)
+
+
+@event.listens_for(Session, "after_soft_rollback")
+def _drop_pending_soft(session: Session, previous_transaction: Any) -> None:
+    session.info.pop(PENDING, None)
