@@ -7,6 +7,7 @@ recorded in history (in their own transaction) and never change the row.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -98,7 +99,9 @@ async def record_refusal(
     )
 
 
-def _announce(op: Operation, from_state: State, to: State, actor: str, cause: str) -> Any:
+def _announce(
+    op: Operation, from_state: State, to: State, actor: str, cause: str
+) -> Callable[[], None]:
     """The log line and counter of a transition, for once it has committed."""
     op_id, trace_id, version = op.id, op.trace_id, op.version
     return lambda: telemetry.transition(

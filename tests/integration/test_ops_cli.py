@@ -9,13 +9,28 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.support.processes import gateway_env, gateway_process
+from tests.support.processes import Process, free_port, gateway_env, wait_healthy
+
+START_BUDGET_S = 90.0  # a loaded CI box (2 cores, several suites) starts a gateway slowly
+
+
+@contextmanager
+def gateway(env: dict[str, str], log: Path) -> Iterator[str]:
+    port = free_port()
+    proc = Process(["serve", "--port", str(port), "--log-level", "warning"], env, log).start()
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(url, proc, timeout=START_BUDGET_S)
+        yield url
+    finally:
+        proc.terminate()
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +40,7 @@ def live(
     """One gateway with its observer (dev auth: the caller is an admin), time scaled down."""
     tmp = tmp_path_factory.mktemp("ops")
     env = gateway_env(module_database_url, mock_url, tmp / "data")
-    with gateway_process(env, tmp / "gateway.log") as (_, url):
+    with gateway(env, tmp / "gateway.log") as url:
         yield url
 
 
@@ -138,7 +153,7 @@ def test_keys_from_the_environment(module_database_url: str, mock_url: str, tmp_
     suffix = uuid.uuid4().hex[:6]
     operator, agent = key(f"op-{suffix}", "operator"), key(f"ag-{suffix}", "agent")
     env = gateway_env(module_database_url, mock_url, tmp_path / "data", auth="keys")
-    with gateway_process(env, tmp_path / "gw.log") as (_, url):
+    with gateway(env, tmp_path / "gw.log") as url:
         denied = ops("list", "--url", url)
         assert denied.returncode == 2 and "401" in denied.stderr
         assert ops("list", "--url", url, JOBGATE_API_KEY=operator).returncode == 0

@@ -98,7 +98,7 @@ def test_the_sqlite_default_migrates_itself(tmp_path: Path) -> None:
     proc = Process(["serve", "--port", str(port), "--no-observer"], env, tmp_path / "log").start()
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_healthy(url, proc)
+        wait_healthy(url, proc, timeout=90)  # a loaded CI box starts a gateway slowly
         ready = httpx.get(f"{url}/v1/readyz", timeout=5)
         assert ready.status_code == 200, ready.text
         assert ready.json()["database_revision"] == head_revision()
