@@ -47,15 +47,18 @@ def format_at(at: datetime) -> str:
 
 
 def _jsonable(value: Any) -> Any:
-    """A copy that RFC 8785 accepts: big integers, NaN/infinities and odd keys become strings."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
+    """A copy that RFC 8785 accepts: big integers, NaN/infinities, odd keys and other types
+    become strings. Never raises, so an audit entry can never be what fails a fact."""
+    if isinstance(value, bool) or value is None:
         return value
+    if isinstance(value, str):  # a lone surrogate cannot be UTF-8: it becomes "?"
+        return value.encode("utf-8", "replace").decode("utf-8")
     if isinstance(value, int):
         return value if -MAX_SAFE_INT <= value <= MAX_SAFE_INT else str(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {_jsonable(str(k)): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
     if isinstance(value, datetime):
