@@ -47,15 +47,18 @@ def format_at(at: datetime) -> str:
 
 
 def _jsonable(value: Any) -> Any:
-    """A copy that RFC 8785 accepts: big integers, NaN/infinities and odd keys become strings."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
+    """A copy that RFC 8785 accepts: big integers, NaN/infinities, odd keys and other types
+    become strings. Never raises, so an audit entry can never be what fails a fact."""
+    if isinstance(value, bool) or value is None:
         return value
+    if isinstance(value, str):  # a lone surrogate cannot be UTF-8: it becomes "?"
+        return value.encode("utf-8", "replace").decode("utf-8")
     if isinstance(value, int):
         return value if -MAX_SAFE_INT <= value <= MAX_SAFE_INT else str(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {_jsonable(str(k)): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
     if isinstance(value, datetime):
@@ -124,12 +127,11 @@ def canonical_payload(payload: Any) -> str:
         return canonical(_jsonable(payload))
 
 
-def encode(entry: Entry) -> bytes:
-    """RFC 8785 of the hashed fields, built around the already-canonical payload text.
+def prefix(entry: Entry) -> str:
+    """The canonical encoding up to the previous hash: what is known before the head is.
 
     Keys in RFC 8785 order (all ASCII, so plain sorting): actor, at, kind,
-    operation_id, payload, prev_hash, seq. Equal, byte for byte, to
-    `rfc8785.dumps({...})` with the payload parsed (a unit test holds it to that).
+    operation_id, payload, prev_hash, seq. The rest is `prev_hash` (hex) and `seq`.
     """
     return "".join(
         (
@@ -143,17 +145,30 @@ def encode(entry: Entry) -> bytes:
             canonical(entry.operation_id),
             ',"payload":',
             entry.payload,
-            ',"prev_hash":',
-            canonical(entry.prev_hash),
-            ',"seq":',
-            canonical(entry.seq),
-            "}",
+            ',"prev_hash":"',
         )
-    ).encode("utf-8")
+    )
+
+
+def seal(head: str, prev_hash: str, seq: int) -> str:
+    """The hash of an entry from its `prefix`, the previous hash and its seq.
+
+    The same concatenation runs in SQL when an entry is appended (see `trail`).
+    """
+    return hashlib.sha256(f'{head}{prev_hash}","seq":{int(seq)}}}'.encode()).hexdigest()
+
+
+def encode(entry: Entry) -> bytes:
+    """RFC 8785 of the hashed fields, built around the already-canonical payload text.
+
+    Equal, byte for byte, to `rfc8785.dumps({...})` with the payload parsed (a unit
+    test holds it to that).
+    """
+    return f'{prefix(entry)}{entry.prev_hash}","seq":{entry.seq}}}'.encode()
 
 
 def entry_hash(entry: Entry) -> str:
-    return hashlib.sha256(encode(entry)).hexdigest()
+    return seal(prefix(entry), entry.prev_hash, entry.seq)
 
 
 def sign_head(key: str, head_hash: str) -> str:

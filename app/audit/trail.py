@@ -1,10 +1,10 @@
 """Appending to the audit trail, in the transaction of the fact it records.
 
 Writers call `record()` (or `record_history()`) next to the fact; nothing is
-written then. When that transaction commits, one `before_commit` hook locks the
-head row (`SELECT ... FOR UPDATE`; on SQLite the writer lock already serializes),
-numbers and chains the waiting entries, inserts them and moves the head, all in
-the same transaction. So the entries commit with their fact or not at all, every
+written then. When that transaction commits, one `before_commit` hook appends them
+in one round trip: each INSERT reads the head row (`FOR UPDATE` on PostgreSQL; on
+SQLite the writer lock already serializes), chains after it, and moves it (a
+trigger), all in the same transaction. So the entries commit with their fact or not at all, every
 process extends one chain, and the head lock is the last lock a transaction
 takes and is held only while it commits (no lock-order deadlock with row locks).
 A rollback drops the waiting entries.
@@ -15,13 +15,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import event, select, update
+from sqlalchemy import bindparam, event, select, text, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
-from app.audit.chain import Entry, canonical_payload, entry_hash, sign_head
+from app.audit.chain import Entry, canonical_payload, prefix, seal, sign_head
 from app.audit.models import AuditEntry, AuditHead
+from app.core.types import UTCDateTime
 
 LOG = AuditEntry.__table__  # type: ignore[attr-defined]
 HEAD = AuditHead.__table__  # type: ignore[attr-defined]
@@ -111,32 +112,60 @@ def record_history(
     )
 
 
-def append(conn: Connection, pending: list[Entry], signing_key: str | None) -> int:
-    """Chain and insert `pending` after the current head; returns the new head seq."""
-    seq, prev = conn.execute(
-        select(HEAD.c.seq, HEAD.c.hash).where(HEAD.c.id == 1).with_for_update()
-    ).one()
-    rows = []
-    for e in pending:
-        seq += 1
-        chained = Entry(seq, e.at, e.kind, e.operation_id, e.actor, e.payload, prev)
-        prev = entry_hash(chained)
-        rows.append(
+# One statement per entry, all sent at once (executemany): each reads the head, chains
+# after it and, through the AFTER INSERT trigger of migration 0007, moves it. The hash
+# is `chain.seal(prefix, prev_hash, seq)`: in PostgreSQL with its own sha256, in SQLite
+# through that Python function registered on the connection. Fewer round trips inside
+# the transaction is what keeps the trail cheap: on SQLite every writer waits for them.
+_APPEND = """
+INSERT INTO audit_log (seq, at, kind, operation_id, actor, payload, prev_hash, hash)
+SELECT seq + 1, :at, :kind, :operation_id, :actor, :payload, hash, {hash}
+FROM audit_head WHERE id = 1{lock}
+"""
+_SQLITE_APPEND = text(
+    _APPEND.format(hash="jobgate_audit_seal(:prefix, hash, seq + 1)", lock="")
+).bindparams(bindparam("at", type_=UTCDateTime()))
+_PG_APPEND = text(
+    _APPEND.format(
+        hash='encode(sha256(convert_to(CAST(:prefix AS text) || hash || \'","seq":\' '
+        "|| (seq + 1) || '}', 'UTF8')), 'hex')",
+        lock=" FOR UPDATE",  # the next appender waits here until this one commits
+    )
+).bindparams(bindparam("at", type_=UTCDateTime()))
+_SEAL_REGISTERED = "jobgate.audit.seal"
+
+
+def append(conn: Connection, pending: list[Entry], signing_key: str | None) -> None:
+    """Chain and insert `pending` after the current head, in this transaction."""
+    if conn.dialect.name == "sqlite":
+        info = conn.connection.info  # lives as long as the DBAPI connection
+        if not info.get(_SEAL_REGISTERED):
+            conn.connection.dbapi_connection.create_function(  # type: ignore[union-attr]
+                "jobgate_audit_seal", 3, seal, deterministic=True
+            )
+            info[_SEAL_REGISTERED] = True
+        stmt = _SQLITE_APPEND
+    else:
+        stmt = _PG_APPEND
+    conn.execute(
+        stmt,
+        [
             {
-                "seq": seq,
                 "at": e.at,
                 "kind": e.kind,
                 "operation_id": e.operation_id,
                 "actor": e.actor,
                 "payload": e.payload,
-                "prev_hash": chained.prev_hash,
-                "hash": prev,
+                "prefix": prefix(e),
             }
+            for e in pending
+        ],
+    )
+    if signing_key:  # the trigger cleared the old signature; sign the new head
+        head = conn.execute(select(HEAD.c.hash).where(HEAD.c.id == 1)).scalar_one()
+        conn.execute(
+            update(HEAD).where(HEAD.c.id == 1).values(signature=sign_head(signing_key, head))
         )
-    conn.execute(LOG.insert(), rows)
-    signature = sign_head(signing_key, prev) if signing_key else None
-    conn.execute(update(HEAD).where(HEAD.c.id == 1).values(seq=seq, hash=prev, signature=signature))
-    return int(seq)
 
 
 @event.listens_for(Session, "before_commit")

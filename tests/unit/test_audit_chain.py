@@ -56,6 +56,11 @@ def test_payloads_outside_i_json_are_kept_as_strings() -> None:
     text = canonical_payload({"big": 2**64, "nan": float("nan"), 3: "int key"})
     assert json.loads(text) == {"big": str(2**64), "nan": "nan", "3": "int key"}
     assert canonical_payload(json.loads(text)) == text  # stable once stored
+    odd = canonical_payload({"lone": "a\ud800b", "when": AT, "what": object})
+    assert (
+        json.loads(odd)["lone"] == "a?b"
+        and json.loads(odd)["when"] == "2026-12-01T04:13:31.000005Z"
+    )
 
 
 def test_the_head_signature_is_an_hmac_of_its_hash() -> None:
