@@ -24,6 +24,7 @@ from sqlalchemy.engine import make_url
 
 from app.core.clock import FakeClock
 from app.core.config import Settings
+from app.core.context import AppContext
 from app.core.migrate import upgrade
 from tests.support.servers import serve_app
 
@@ -170,8 +171,8 @@ class Gateway:
     mock: httpx.Client
 
     @property
-    def engine(self) -> Any:
-        return self.app.state.engine
+    def ctx(self) -> AppContext:
+        return self.app.state.ctx
 
     async def tick(self, advance: float = 0.0) -> int:
         """Move the clock, then run one observer tick (what the background loop does)."""
@@ -210,7 +211,7 @@ class Gateway:
         return list(stats["jobs_by_reference"].get(op_id, []))
 
     async def token_of(self, op_id: str) -> str:
-        async with self.engine.db.transaction() as session:
+        async with self.ctx.db.transaction() as session:
             from app.operations import repository as repo
 
             op = await repo.get(session, op_id)

@@ -14,10 +14,11 @@ from sqlalchemy import and_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.callbacks.models import CallbackAttempt, CallbackOutbox
+from app.core.sql import insert_if_absent
+from app.operations import events
 from app.operations.models import Operation
 from app.operations.presenter import to_body
 from app.operations.states import State
-from app.webhooks.repository import insert_if_absent
 
 OUTBOX = CallbackOutbox.__table__  # type: ignore[attr-defined]
 ATTEMPTS = CallbackAttempt.__table__  # type: ignore[attr-defined]
@@ -56,6 +57,16 @@ async def enqueue_completion(
         "created_at": now,
     }
     return await insert_if_absent(session, OUTBOX, row)
+
+
+async def _on_done(session: AsyncSession, op: Operation, state: State, now: datetime) -> None:
+    if op.callback_url:
+        await enqueue_completion(session, op, state, now)
+
+
+def subscribe() -> None:
+    """Enqueue a completion event whenever the ledger reports an operation done."""
+    events.on_done(_on_done)
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.context import AppContext
 from app.core.errors import ApiError
 from app.core.json_guard import NO_NUL
-from app.observer.context import Engine
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.models import Operation
@@ -81,12 +81,12 @@ _TARGETS: dict[str, State] = {
 }
 
 
-async def resolve(engine: Engine, op: Operation, who: str, req: ResolveRequest) -> Operation:
+async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest) -> Operation:
     """Apply one decision; 409 when it does not fit the operation's state."""
-    now = engine.now()
+    now = ctx.now()
     actor = f"operator:{who}"
     if req.decision == "acknowledge":
-        return await _acknowledge(engine, op, actor, req)
+        return await _acknowledge(ctx, op, actor, req)
     state = State(op.state)
     if state not in NEEDS_ATTENTION:
         raise ApiError(
@@ -136,10 +136,10 @@ async def resolve(engine: Engine, op: Operation, who: str, req: ResolveRequest) 
         )
     if state == State.CANCELLATION_UNCONFIRMED and req.decision != "abandon":
         fields["cancel_deadline_at"] = now + timedelta(
-            seconds=req.result_deadline_seconds or engine.settings.scaled(300)
+            seconds=req.result_deadline_seconds or ctx.settings.scaled(300)
         )
     evidence = Evidence("operator_decision", {"decision": req.decision, "by": who}, operator=True)
-    async with engine.db.transaction() as session:
+    async with ctx.db.transaction() as session:
         try:
             applied = await ledger.transition(
                 session,
@@ -157,20 +157,22 @@ async def resolve(engine: Engine, op: Operation, who: str, req: ResolveRequest) 
             raise ApiError(409, "decision_not_allowed", str(err)) from err
         if not applied:
             raise ApiError(409, "operation_changed", "The operation changed; read it again.")
-    engine.notifier.kick()
-    engine.notifier.publish(op.id)
+    ctx.notifier.kick()
+    ctx.notifier.publish(op.id)
     return op
 
 
-async def _acknowledge(engine: Engine, op: Operation, actor: str, req: ResolveRequest) -> Operation:
+async def _acknowledge(
+    ctx: AppContext, op: Operation, actor: str, req: ResolveRequest
+) -> Operation:
     if why(op) is None or State(op.state) != State.SUCCEEDED:
         raise ApiError(
             409,
             "nothing_to_acknowledge",
             "acknowledge applies to completed-with-errors results in the inbox.",
         )
-    now = engine.now()
-    async with engine.db.transaction() as session:
+    now = ctx.now()
+    async with ctx.db.transaction() as session:
         await repo.update_fenced(
             session,
             op.id,

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlalchemy import and_, or_, update
+from sqlalchemy import update
 
+from app.core.context import AppContext
 from app.core.errors import ApiError
-from app.observer.context import Engine
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.models import Operation
@@ -23,7 +23,7 @@ OPS = repo.OPS
 MAX_REASON = 1000
 
 
-async def request_cancel(engine: Engine, op: Operation, who: str, reason: str) -> Operation:
+async def request_cancel(ctx: AppContext, op: Operation, who: str, reason: str) -> Operation:
     """Record the intent (once); later calls are idempotent and change nothing."""
     state = State(op.state)
     if is_done(state):
@@ -36,12 +36,12 @@ async def request_cancel(engine: Engine, op: Operation, who: str, reason: str) -
         )
     if op.cancel_requested_at is not None:
         return op
-    now = engine.now()
-    profile = engine.profiles[op.provider]
-    seconds = op.cancel_seconds or engine.settings.scaled(profile.deadlines.cancel_seconds)
+    now = ctx.now()
+    profile = ctx.profiles[op.provider]
+    seconds = op.cancel_seconds or ctx.settings.scaled(profile.deadlines.cancel_seconds)
     deadline = now + timedelta(seconds=seconds)
     done = [s.value for s in TERMINAL | NEEDS_ATTENTION]
-    async with engine.db.transaction() as session:
+    async with ctx.db.transaction() as session:
         stmt = (
             update(OPS)
             .where(OPS.c.id == op.id, OPS.c.cancel_requested_at.is_(None), OPS.c.state.not_in(done))
@@ -56,18 +56,7 @@ async def request_cancel(engine: Engine, op: Operation, who: str, reason: str) -
         applied = (await session.execute(stmt)).rowcount == 1  # type: ignore[attr-defined]
         if applied:
             # Due now, unless a lease holder is mid-step: it sees the intent on its next step.
-            await session.execute(
-                update(OPS)
-                .where(
-                    OPS.c.id == op.id,
-                    or_(
-                        OPS.c.lease_owner.is_(None),
-                        and_(OPS.c.lease_expires_at.is_not(None), OPS.c.lease_expires_at <= now),
-                    ),
-                    OPS.c.next_poll_at.is_not(None),
-                )
-                .values(next_poll_at=now, next_poll_reason="cancel requested")
-            )
+            await repo.make_due_now(session, op.id, now=now, reason="cancel requested")
             await ledger.record(
                 session,
                 op,
@@ -84,7 +73,7 @@ async def request_cancel(engine: Engine, op: Operation, who: str, reason: str) -
                 },
             )
         fresh = await repo.get(session, op.id)
-    engine.notifier.kick()
+    ctx.notifier.kick()
     if not applied and fresh is not None and is_done(State(fresh.state)):
         raise ApiError(
             409,

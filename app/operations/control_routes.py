@@ -17,7 +17,7 @@ from app.operations.endpoints import (
     Caller,
     Operator,
     body_json,
-    engine_of,
+    context_of,
     load,
 )
 from app.operations.presenter import to_body
@@ -43,10 +43,10 @@ async def cancel_operation(
     op_id: str, request: Request, who: Caller, req: CancelRequest | None = None
 ) -> JSONResponse:
     """Record the intent to cancel; 202 and NOT confirmed until the provider says so."""
-    engine = engine_of(request)
-    op = await load(engine, op_id, who)
-    op = await cancellation.request_cancel(engine, op, who.name, (req or CancelRequest()).reason)
-    return JSONResponse(body_json(op, engine), status_code=202)
+    ctx = context_of(request)
+    op = await load(ctx, op_id, who)
+    op = await cancellation.request_cancel(ctx, op, who.name, (req or CancelRequest()).reason)
+    return JSONResponse(body_json(op, ctx), status_code=202)
 
 
 class AttentionItem(BaseModel):
@@ -65,10 +65,10 @@ async def list_attention(
     request: Request, who: Caller, limit: Annotated[int, Query(ge=1, le=200)] = 50
 ) -> AttentionList:
     """Operations that need a human, oldest first, each with why."""
-    engine = engine_of(request)
-    async with engine.db.transaction() as session:
+    ctx = context_of(request)
+    async with ctx.db.transaction() as session:
         ops = await attention.inbox(session, principal=who.owner_filter, limit=limit)
-    now = engine.now()
+    now = ctx.now()
     return AttentionList(
         items=[AttentionItem(why=attention.why(o) or "", operation=to_body(o, now)) for o in ops]
     )
@@ -85,7 +85,7 @@ async def resolve_operation(
 ) -> dict[str, Any]:
     """An operator's recorded decision on an operation that needs attention (operator or
     admin key; an agent gets 403)."""
-    engine = engine_of(request)
-    op = await load(engine, op_id, who)
-    op = await attention.resolve(engine, op, who.name, req)
-    return body_json(await load(engine, op_id, who), engine)
+    ctx = context_of(request)
+    op = await load(ctx, op_id, who)
+    op = await attention.resolve(ctx, op, who.name, req)
+    return body_json(await load(ctx, op_id, who), ctx)

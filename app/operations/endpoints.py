@@ -10,9 +10,9 @@ from fastapi.responses import JSONResponse
 from app.auth import deps
 from app.auth.deps import principal
 from app.core import json_guard, text
+from app.core.context import AppContext
 from app.core.errors import ApiError
 from app.core.json_body import StrictJsonRoute
-from app.observer.context import Engine
 from app.operations import cursors, service
 from app.operations import repository as repo
 from app.operations.models import Operation
@@ -53,17 +53,17 @@ def _pattern(pattern: str) -> dict[str, Any]:
     return {"json_schema_extra": {"pattern": pattern}}
 
 
-def engine_of(request: Request) -> Engine:
-    return request.app.state.engine  # type: ignore[no-any-return]
+def context_of(request: Request) -> AppContext:
+    return request.app.state.ctx  # type: ignore[no-any-return]
 
 
-async def load(engine: Engine, op_id: str, who: deps.Principal) -> Operation:
+async def load(ctx: AppContext, op_id: str, who: deps.Principal) -> Operation:
     """The operation if the caller may see it (its own; any for operators and admins);
     another caller's id answers 404 to an agent, and so does an id no operation can have
     (too long, NUL, unencodable), without reaching the database."""
     op = None
     if len(op_id) <= MAX_ID_CHARS and text.problem(op_id) is None:
-        async with engine.db.transaction() as session:
+        async with ctx.db.transaction() as session:
             op = await repo.get(session, op_id)
     if op is None or not who.may_see(op.principal):
         shown = op_id if len(op_id) <= MAX_ID_CHARS else op_id[:MAX_ID_CHARS] + "..."
@@ -71,8 +71,8 @@ async def load(engine: Engine, op_id: str, who: deps.Principal) -> Operation:
     return op
 
 
-def body_json(op: Operation, engine: Engine, **kw: Any) -> dict[str, Any]:
-    return to_body(op, engine.now(), **kw).model_dump(mode="json")
+def body_json(op: Operation, ctx: AppContext, **kw: Any) -> dict[str, Any]:
+    return to_body(op, ctx.now(), **kw).model_dump(mode="json")
 
 
 # Read from the request, not declared with Header(): declared required, a missing key
@@ -104,15 +104,13 @@ async def create_operation(
     req: CreateOperationRequest, request: Request, who: Principal
 ) -> JSONResponse:
     """Start an operation; replays with the same key and body return the same operation."""
-    engine = engine_of(request)
+    ctx = context_of(request)
     key = request.headers.get("idempotency-key")
-    op, replayed = await service.create(engine, who, key, req)
+    op, replayed = await service.create(ctx, who, key, req)
     headers = {"Location": f"/v1/operations/{op.id}"}
     if replayed:
         headers["Idempotent-Replayed"] = "true"
-    return JSONResponse(
-        body_json(op, engine), status_code=200 if replayed else 202, headers=headers
-    )
+    return JSONResponse(body_json(op, ctx), status_code=200 if replayed else 202, headers=headers)
 
 
 @router.get(
@@ -133,7 +131,7 @@ async def list_operations(
     ] = None,
 ) -> OperationList:
     """Newest first, cursor-paginated."""
-    engine = engine_of(request)
+    ctx = context_of(request)
     flt = build_filter(
         who.owner_filter,
         status=status,
@@ -143,8 +141,8 @@ async def list_operations(
         label=label,
         in_flight=in_flight,
     )
-    page, next_cursor = await list_page(engine, flt, status=status, limit=limit, cursor=cursor)
-    now = engine.now()
+    page, next_cursor = await list_page(ctx, flt, status=status, limit=limit, cursor=cursor)
+    now = ctx.now()
     return OperationList(items=[to_body(o, now) for o in page], next_cursor=next_cursor)
 
 
@@ -185,11 +183,11 @@ def build_filter(
 
 
 async def list_page(
-    engine: Engine, flt: repo.ListFilter, *, status: str | None, limit: int, cursor: str | None
+    ctx: AppContext, flt: repo.ListFilter, *, status: str | None, limit: int, cursor: str | None
 ) -> tuple[list[Operation], str | None]:
     """One page, newest first, and the cursor of the next (None on the last page)."""
     before = cursors.decode_list_cursor(cursor) if cursor else None
-    async with engine.db.transaction() as session:
+    async with ctx.db.transaction() as session:
         ops = await repo.list_operations(
             session, flt, limit=limit + 1, before=before, done_states=DONE_STATES
         )
@@ -231,8 +229,8 @@ def states_for_status(status: str, states: tuple[str, ...]) -> tuple[str, ...]:
     responses=ERRORS,
 )
 async def get_operation(op_id: str, request: Request, who: Caller) -> dict[str, Any]:
-    engine = engine_of(request)
-    return body_json(await load(engine, op_id, who), engine)
+    ctx = context_of(request)
+    return body_json(await load(ctx, op_id, who), ctx)
 
 
 @router.get(
@@ -242,9 +240,9 @@ async def get_operation(op_id: str, request: Request, who: Caller) -> dict[str, 
     responses=ERRORS,
 )
 async def get_history(op_id: str, request: Request, who: Caller) -> dict[str, Any]:
-    engine = engine_of(request)
-    await load(engine, op_id, who)
-    async with engine.db.transaction() as session:
+    ctx = context_of(request)
+    await load(ctx, op_id, who)
+    async with ctx.db.transaction() as session:
         rows = await repo.history(session, op_id)
     listed = HistoryList(
         operation_id=op_id,

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.callbacks.outbox import enqueue_completion
+from app.operations import events
 from app.operations import repository as repo
 from app.operations.models import Operation
 from app.operations.repository import Fence
@@ -75,9 +75,9 @@ async def transition(
     op.state = to.value
     op.version += 1
     op.updated_at = now
-    if is_done(to) and op.callback_url:
-        # The outbox row commits with the transition or not at all (no lost or phantom event).
-        await enqueue_completion(session, op, to, now)
+    if is_done(to):
+        # Subscribers (the callbacks outbox) write in this transaction: no lost or phantom event.
+        await events.emit_done(session, op, to, now)
     return True
 
 

@@ -39,6 +39,41 @@ async def get_by_key(session: AsyncSession, principal: str, key: str) -> Operati
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
+async def get_by_remote_job(
+    session: AsyncSession, provider: str, remote_job_id: str
+) -> Operation | None:
+    """The operation that owns this remote job (oldest first if, wrongly, several do)."""
+    stmt = (
+        select(Operation)
+        .where(OPS.c.provider == provider, OPS.c.remote_job_id == remote_job_id)
+        .order_by(OPS.c.created_at)
+        .limit(1)
+        .execution_options(populate_existing=True)
+    )
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def make_due_now(session: AsyncSession, op_id: str, *, now: datetime, reason: str) -> bool:
+    """Make the operation due now, if automation still runs it and nobody holds it.
+
+    A NULL `next_poll_at` means the gateway has nothing more to do (done): a late
+    event must not revive it. A live lease means its holder steps soon anyway, and
+    its own schedule write would overwrite ours. Already due: nothing to change.
+    """
+    stmt = (
+        update(OPS)
+        .where(
+            OPS.c.id == op_id,
+            OPS.c.next_poll_at.is_not(None),
+            OPS.c.next_poll_at > now,
+            or_(OPS.c.lease_expires_at.is_(None), OPS.c.lease_expires_at <= now),
+        )
+        .values(next_poll_at=now, next_poll_reason=reason[:200])
+    )
+    result = await session.execute(stmt)
+    return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
+
+
 async def append_history(
     session: AsyncSession,
     *,

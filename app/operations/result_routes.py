@@ -12,7 +12,7 @@ from app.core.errors import ApiError
 from app.core.text import degrade
 from app.operations import cursors
 from app.operations import repository as repo
-from app.operations.endpoints import ERRORS, Caller, engine_of, load
+from app.operations.endpoints import ERRORS, Caller, context_of, load
 from app.operations.presenter import agent_status, to_body
 from app.operations.states import State
 
@@ -24,10 +24,10 @@ _POSITION = {"json_schema_extra": {"pattern": r"^(0|[1-9][0-9]{0,8})$"}}  # chec
 @router.get("/operations/{op_id}/result", operation_id="getOperationResult", responses=ERRORS)
 async def get_result(op_id: str, request: Request, who: Caller) -> Response:
     """The result, only once collected and checked; otherwise 409 saying why."""
-    engine = engine_of(request)
-    op = await load(engine, op_id, who)
+    ctx = context_of(request)
+    op = await load(ctx, op_id, who)
     if State(op.state) != State.SUCCEEDED:
-        body = to_body(op, engine.now())
+        body = to_body(op, ctx.now())
         raise ApiError(
             409,
             "result_not_available",
@@ -35,7 +35,7 @@ async def get_result(op_id: str, request: Request, who: Caller) -> Response:
             {"state": op.state, "status": body.status, "done": body.done},
         )
     if op.result_ref:
-        data = json.loads(engine.results.get(op.result_ref))
+        data = json.loads(ctx.results.get(op.result_ref))
     else:
         data = op.result
     payload = {
@@ -61,10 +61,10 @@ async def get_errors(
     ] = None,
 ) -> dict[str, Any]:
     """Failed items, `limit` at a time; `next_cursor` is null on the last page."""
-    engine = engine_of(request)
-    await load(engine, op_id, who)
+    ctx = context_of(request)
+    await load(ctx, op_id, who)
     after = -1 if cursor is None else cursors.decode_position(cursor)
-    async with engine.db.transaction() as session:
+    async with ctx.db.transaction() as session:
         rows = await repo.result_items(session, op_id, after=after, limit=limit + 1)
     page = rows[:limit]
     return degrade(  # type: ignore[no-any-return]

@@ -17,13 +17,13 @@ import rfc8785
 from sqlalchemy.exc import IntegrityError
 from ulid import ULID
 
-from app.callbacks.ssrf import check_callback_url
 from app.core import faults
+from app.core.context import AppContext
 from app.core.errors import ApiError
-from app.observer.context import Engine
-from app.observer.runner import process
-from app.observer.single_create import INTAKE_LEASE_TOKEN
+from app.core.ssrf import check_callback_url
 from app.operations import repository as repo
+from app.operations.driver.runner import process
+from app.operations.driver.single_create import INTAKE_LEASE_TOKEN
 from app.operations.models import Operation
 from app.operations.repository import Fence
 from app.operations.schemas import CreateOperationRequest
@@ -70,14 +70,14 @@ def check_key(key: str | None) -> str:
     return key
 
 
-def check_target(engine: Engine, req: CreateOperationRequest) -> None:
-    profile = engine.profiles.get(req.provider)
+def check_target(ctx: AppContext, req: CreateOperationRequest) -> None:
+    profile = ctx.profiles.get(req.provider)
     if profile is None:
         raise ApiError(
             422,
             "unknown_provider",
             f"No provider profile named {req.provider!r}.",
-            {"known": sorted(engine.profiles)},
+            {"known": sorted(ctx.profiles)},
         )
     if req.kind not in profile.kinds:
         raise ApiError(
@@ -86,7 +86,7 @@ def check_target(engine: Engine, req: CreateOperationRequest) -> None:
             f"Provider {req.provider!r} has no kind {req.kind!r}.",
             {"known": sorted(profile.kinds)},
         )
-    reason = profile.unavailable(engine.env)
+    reason = profile.unavailable(ctx.env)
     if reason is not None:
         raise ApiError(
             422,
@@ -98,23 +98,23 @@ def check_target(engine: Engine, req: CreateOperationRequest) -> None:
 
 
 async def create(
-    engine: Engine, principal: str, key: str | None, req: CreateOperationRequest
+    ctx: AppContext, principal: str, key: str | None, req: CreateOperationRequest
 ) -> tuple[Operation, bool]:
     """Returns (operation, replayed)."""
     key = check_key(key)
-    check_target(engine, req)
+    check_target(ctx, req)
     fp = fingerprint(req.provider, req.kind, req.input)
-    async with engine.db.transaction() as session:
+    async with ctx.db.transaction() as session:
         existing = await repo.get_by_key(session, principal, key)
     if existing is not None:
         return _replay(existing, fp), True
     if req.callback_url is not None:  # SSRF guard, before anything is written
         await check_callback_url(
-            str(req.callback_url), allow_private=engine.settings.allow_private_callbacks
+            str(req.callback_url), allow_private=ctx.settings.allow_private_callbacks
         )
-    op = _new_operation(engine, principal, key, fp, req)
+    op = _new_operation(ctx, principal, key, fp, req)
     try:
-        async with engine.db.transaction() as session:
+        async with ctx.db.transaction() as session:
             await repo.insert_operation(session, op)
             await repo.append_history(
                 session,
@@ -139,14 +139,14 @@ async def create(
             )
     except IntegrityError:
         # A concurrent request with the same key won the insert: answer as its replay.
-        async with engine.db.transaction() as session:
+        async with ctx.db.transaction() as session:
             existing = await repo.get_by_key(session, principal, key)
         if existing is None:
             raise
         return _replay(existing, fp), True
-    faults.maybe_crash(engine.settings, "after_intent_commit")
-    await process(engine, op, Fence(op.lease_owner or "", op.lease_token))
-    engine.notifier.kick()
+    faults.maybe_crash(ctx.settings, "after_intent_commit")
+    await process(ctx, op, Fence(op.lease_owner or "", op.lease_token))
+    ctx.notifier.kick()
     return op, False
 
 
@@ -163,19 +163,19 @@ def _replay(existing: Operation, fp: str) -> Operation:
 
 
 def _new_operation(
-    engine: Engine, principal: str, key: str, fp: str, req: CreateOperationRequest
+    ctx: AppContext, principal: str, key: str, fp: str, req: CreateOperationRequest
 ) -> Operation:
-    now = engine.now()
-    profile = engine.profiles[req.provider]
+    now = ctx.now()
+    profile = ctx.profiles[req.provider]
     asked = req.deadlines
-    scale = engine.settings.time_scale
+    scale = ctx.settings.time_scale
 
     def seconds(asked_value: float | None, default: float) -> float:
         return asked_value if asked_value is not None else default * scale
 
     create_s = seconds(asked.create_seconds if asked else None, profile.deadlines.create_seconds)
     result_s = seconds(asked.result_seconds if asked else None, profile.deadlines.result_seconds)
-    lease_until = now + timedelta(seconds=engine.lease_seconds)
+    lease_until = now + timedelta(seconds=ctx.lease_seconds)
     return Operation(
         id=new_operation_id(),
         principal=principal,
@@ -194,7 +194,7 @@ def _new_operation(
         cancel_seconds=asked.cancel_seconds if asked else None,
         next_poll_at=lease_until,  # due again only if this request dies holding the lease
         poll_attempt=0,
-        lease_owner=f"{engine.worker_id}/intake",
+        lease_owner=f"{ctx.worker_id}/intake",
         lease_expires_at=lease_until,
         lease_token=INTAKE_LEASE_TOKEN,
         callback_url=str(req.callback_url) if req.callback_url else None,

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 from app.core.db import Database
-from app.observer.notify import Notifier
+from app.core.notify import Notifier
 from app.operations import repository as repo
 from app.operations.models import Operation
 from app.operations.states import State, is_done

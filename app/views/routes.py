@@ -19,11 +19,11 @@ from pydantic import ValidationError
 
 from app.auth import deps
 from app.core import json_guard
+from app.core.context import AppContext
 from app.core.errors import ApiError
-from app.observer.context import Engine
 from app.operations import attention, cancellation, endpoints
 from app.operations import repository as repo
-from app.operations.endpoints import engine_of, load
+from app.operations.endpoints import context_of, load
 from app.operations.models import Operation
 from app.operations.presenter import to_body
 from app.operations.states import NEEDS_ATTENTION, State, is_done
@@ -73,11 +73,11 @@ async def list_page(
     try:
         caller = await _operator(request)
         who = caller.name
-        engine = engine_of(request)
-        ops, next_cursor = await _list(engine, caller, query, cursor)
+        ctx = context_of(request)
+        ops, next_cursor = await _list(ctx, caller, query, cursor)
     except ApiError as err:
         return _error(request, err, who=who)
-    now = engine.now()
+    now = ctx.now()
     active = {k: v for k, v in query.items() if v}
     return page(
         request,
@@ -100,7 +100,7 @@ async def list_page(
 
 
 async def _list(
-    engine: Engine, who: deps.Principal, query: dict[str, str], cursor: str
+    ctx: AppContext, who: deps.Principal, query: dict[str, str], cursor: str
 ) -> tuple[list[Operation], str | None]:
     """One page, with the API's filter rules and paging (not a copy of them)."""
     flt = endpoints.build_filter(
@@ -112,7 +112,7 @@ async def _list(
         label=query["label"],
     )
     return await endpoints.list_page(
-        engine, flt, status=query["status"] or None, limit=PAGE_SIZE, cursor=cursor or None
+        ctx, flt, status=query["status"] or None, limit=PAGE_SIZE, cursor=cursor or None
     )
 
 
@@ -123,14 +123,14 @@ async def attention_page(request: Request) -> HTMLResponse:
     try:
         caller = await _operator(request)
         who = caller.name
-        engine = engine_of(request)
-        async with engine.db.transaction() as session:
+        ctx = context_of(request)
+        async with ctx.db.transaction() as session:
             ops = await attention.inbox(
                 session, principal=caller.owner_filter, limit=ATTENTION_LIMIT
             )
     except ApiError as err:
         return _error(request, err, who=who)
-    now = engine.now()
+    now = ctx.now()
     rows = [(op, to_body(op, now), attention.why(op) or "") for op in ops]
     return page(
         request,
@@ -165,11 +165,11 @@ async def _detail(
     action_error: ApiError | None = None,
     form: dict[str, str] | None = None,
 ) -> HTMLResponse:
-    engine = engine_of(request)
-    op = await load(engine, op_id, caller)
-    async with engine.db.transaction() as session:
+    ctx = context_of(request)
+    op = await load(ctx, op_id, caller)
+    async with ctx.db.transaction() as session:
         history = await repo.history(session, op.id)
-    now = engine.now()
+    now = ctx.now()
     state = State(op.state)
     why = attention.why(op)
     if state in NEEDS_ATTENTION:
@@ -215,7 +215,7 @@ def _back(op_id: str, done: str) -> RedirectResponse:
 
 async def _action(
     request: Request, op_id: str
-) -> Response | tuple[deps.Principal, dict[str, str], Engine, Operation]:
+) -> Response | tuple[deps.Principal, dict[str, str], AppContext, Operation]:
     """What every form POST checks first: same origin, an operator, the form, the operation."""
     who: str | None = None
     try:
@@ -224,8 +224,8 @@ async def _action(
         who = caller.name
         form = await read_form(request)
         json_guard.check(form)  # the same intake rules as the API's JSON bodies
-        engine = engine_of(request)
-        return caller, form, engine, await load(engine, op_id, caller)
+        ctx = context_of(request)
+        return caller, form, ctx, await load(ctx, op_id, caller)
     except ApiError as err:
         return _error(request, err, who=who)
 
@@ -236,10 +236,10 @@ async def cancel_action(request: Request, op_id: str) -> Response:
     checked = await _action(request, op_id)
     if isinstance(checked, Response):
         return checked
-    caller, form, engine, op = checked
+    caller, form, ctx, op = checked
     reason = form.get("reason", "").strip()[: cancellation.MAX_REASON]
     try:
-        await cancellation.request_cancel(engine, op, caller.name, reason)
+        await cancellation.request_cancel(ctx, op, caller.name, reason)
     except ApiError as err:
         return await _detail(request, op_id, caller, action_error=err, form=form)
     return _back(op_id, "cancel")
@@ -251,9 +251,9 @@ async def resolve_action(request: Request, op_id: str) -> Response:
     checked = await _action(request, op_id)
     if isinstance(checked, Response):
         return checked
-    caller, form, engine, op = checked
+    caller, form, ctx, op = checked
     try:
-        await attention.resolve(engine, op, caller.name, _resolve_request(form))
+        await attention.resolve(ctx, op, caller.name, _resolve_request(form))
     except ApiError as err:
         return await _detail(request, op_id, caller, action_error=err, form=form)
     return _back(op_id, "resolve")

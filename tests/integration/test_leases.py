@@ -10,10 +10,10 @@ from pathlib import Path
 import httpx
 
 from app.core.clock import SystemClock
-from app.observer.runner import apply, process
-from app.observer.steps import step
 from app.observer.worker import Observer
 from app.operations import repository as repo
+from app.operations.driver.runner import apply, process
+from app.operations.driver.steps import step
 from app.operations.repository import Fence
 from tests.conftest import Gateway, make_settings
 
@@ -22,7 +22,7 @@ async def test_a_stale_worker_is_fenced_off(gateway: Gateway) -> None:
     op_id = (await gateway.start({"name": "never_finishes"})).json()["operation_id"]
     await gateway.tick(61)  # observing
     # Worker A claims the operation.
-    stale = dataclasses.replace(gateway.engine, worker_id="stale-A")
+    stale = dataclasses.replace(gateway.ctx, worker_id="stale-A")
     gateway.clock.advance(120)
     async with stale.db.transaction() as session:
         [snapshot] = await repo.claim_due(
@@ -32,13 +32,13 @@ async def test_a_stale_worker_is_fenced_off(gateway: Gateway) -> None:
     decision = await step(stale, snapshot, None)
     # Its lease lapses; the successor claims the operation and polls.
     await gateway.tick(31)
-    async with gateway.engine.db.transaction() as session:
+    async with gateway.ctx.db.transaction() as session:
         successor = await repo.get(session, op_id)
     assert successor is not None and successor.lease_token == snapshot.lease_token + 1
     # A wakes up and writes what it saw, then tries to carry on: both are refused.
     assert not await apply(stale, snapshot, Fence("stale-A", snapshot.lease_token), decision)
     await process(stale, snapshot, Fence("stale-A", snapshot.lease_token))
-    async with gateway.engine.db.transaction() as session:
+    async with gateway.ctx.db.transaction() as session:
         after = await repo.get(session, op_id)
         rows = await repo.history(session, op_id)
     assert after is not None
@@ -55,7 +55,7 @@ async def test_a_stale_worker_is_fenced_off(gateway: Gateway) -> None:
 
 async def test_only_due_and_unleased_rows_are_claimed(gateway: Gateway) -> None:
     op_id = (await gateway.start({"name": "never_finishes"})).json()["operation_id"]
-    engine = gateway.engine
+    engine = gateway.ctx
     async with engine.db.transaction() as session:
         first = await repo.claim_due(
             session, now=engine.now(), owner="x", lease_seconds=30, limit=10, skip_locked=False
@@ -96,6 +96,6 @@ async def test_the_lease_is_renewed_while_a_slow_provider_call_is_in_flight(
             await asyncio.sleep(0.01)  # the first poll is due after 2 ms (scaled)
             first = asyncio.create_task(app.state.observer.tick())
             await asyncio.sleep(0.4)  # twice the lease: only a heartbeat keeps it
-            rival = Observer(dataclasses.replace(app.state.engine, worker_id="rival"))
+            rival = Observer(dataclasses.replace(app.state.ctx, worker_id="rival"))
             assert await rival.tick() == 0
             assert await first == 1

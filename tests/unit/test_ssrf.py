@@ -6,8 +6,8 @@ import ipaddress
 
 import pytest
 
-from app.callbacks.ssrf import CallbackForbidden, check_callback_url, check_url, forbidden_reason
 from app.core.errors import ApiError
+from app.core.ssrf import CallbackForbidden, check_callback_url, check_url, forbidden_reason
 
 
 def resolver_for(*addresses: str):  # type: ignore[no-untyped-def]

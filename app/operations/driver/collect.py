@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from app.observer.decision import Decision, needs_human
+from app.operations.driver.decision import Decision, needs_human
 from app.operations.states import Evidence, State
 from app.providers.types import CallResult, Outcome
 from app.results.validate import Rules, canonical, check
 
 if TYPE_CHECKING:
-    from app.observer.context import Engine
+    from app.core.context import AppContext
     from app.operations.models import Operation
     from app.providers.profile import Profile
 
@@ -29,12 +29,12 @@ def rules_for(profile: Profile, op: Operation) -> Rules:
 
 
 async def collect_result(
-    engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
+    ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
     """Use a result already in hand (sync create, inline status) or fetch it."""
-    from app.observer.step_common import delay_for, worker_tag
+    from app.operations.driver.step_common import delay_for, worker_tag
 
-    now = engine.now()
+    now = ctx.now()
     res = carry if carry is not None and carry.result is not None else None
     exchanges = []
     if res is None:
@@ -44,12 +44,12 @@ async def collect_result(
                 "call did not return the result"
             )
         if profile.result is not None:
-            res = await engine.client.result(
-                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(engine, op)
+            res = await ctx.client.result(
+                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
             )
         else:
-            res = await engine.client.status(
-                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(engine, op)
+            res = await ctx.client.status(
+                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
             )
         exchanges.append(res.exchange)
     if res.outcome != Outcome.OK or res.result is None:
@@ -61,10 +61,10 @@ async def collect_result(
             None,
             f"result not fetched yet ({res.outcome.value}); will retry",
             fields={"poll_attempt": op.poll_attempt + 1},
-            delay=delay_for(engine, profile, op, res),
+            delay=delay_for(ctx, profile, op, res),
             exchanges=exchanges,
         )
-    return _judge(engine, profile, op, res, exchanges)
+    return _judge(ctx, profile, op, res, exchanges)
 
 
 def _unavailable(why: str) -> Decision:
@@ -77,7 +77,7 @@ def _unavailable(why: str) -> Decision:
 
 
 def _judge(
-    engine: Engine, profile: Profile, op: Operation, res: CallResult, exchanges: list[Any]
+    ctx: AppContext, profile: Profile, op: Operation, res: CallResult, exchanges: list[Any]
 ) -> Decision:
     verdict = check(
         res.result, claimed_sha256=res.result_sha256, items=res.items, rules=rules_for(profile, op)
@@ -92,10 +92,10 @@ def _judge(
             exchanges=exchanges,
         )
     fields: dict[str, Any] = {"result_size": verdict.size, "result_sha256": verdict.sha256}
-    if verdict.size <= engine.settings.inline_result_max_bytes:
+    if verdict.size <= ctx.settings.inline_result_max_bytes:
         fields["result"] = res.result
     else:
-        fields["result_ref"] = engine.results.put(verdict.sha256, canonical(res.result))
+        fields["result_ref"] = ctx.results.put(verdict.sha256, canonical(res.result))
     items = res.items or {}
     if items:
         fields["result_summary"] = {

@@ -10,7 +10,7 @@ that nothing was sent.
 
 from __future__ import annotations
 
-from app.observer.decision import Decision
+from app.operations.driver.decision import Decision
 from app.operations.states import Evidence, State
 from app.providers.types import CallResult, Outcome
 
