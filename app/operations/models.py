@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Index, Integer, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Index, Integer, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 from app.core.types import UTCDateTime
@@ -28,6 +28,13 @@ class Operation(SQLModel, table=True):
         UniqueConstraint("provider_token", name="uq_operations_provider_token"),
         Index("ix_operations_remote", "provider", "remote_job_id"),
         Index("ix_operations_created", "created_at", "id"),
+        # The claim's index: only rows the observer still has to look at.
+        Index(
+            "ix_operations_due",
+            "next_poll_at",
+            sqlite_where=text("next_poll_at IS NOT NULL"),
+            postgresql_where=text("next_poll_at IS NOT NULL"),
+        ),
     )
 
     id: str = Field(primary_key=True)

@@ -176,7 +176,7 @@ async def _step_with_heartbeat(
 
     async def heartbeat() -> None:
         while True:
-            await asyncio.sleep(ctx.lease_seconds / 2)
+            await ctx.clock.sleep(ctx.lease_seconds / 2)  # the fake clock in tests
             if not await _renew(ctx, op, fence):
                 return  # lost: whatever the step then writes is refused by the fence
 
