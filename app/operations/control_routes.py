@@ -66,7 +66,7 @@ async def list_attention(
 ) -> AttentionList:
     """Operations that need a human, oldest first, each with why."""
     ctx = context_of(request)
-    async with ctx.db.transaction() as session:
+    async with ctx.db.read() as session:
         ops = await attention.inbox(session, principal=who.owner_filter, limit=limit)
     now = ctx.now()
     return AttentionList(

@@ -63,7 +63,7 @@ async def load(ctx: AppContext, op_id: str, who: deps.Principal) -> Operation:
     (too long, NUL, unencodable), without reaching the database."""
     op = None
     if len(op_id) <= MAX_ID_CHARS and text.problem(op_id) is None:
-        async with ctx.db.transaction() as session:
+        async with ctx.db.read() as session:
             op = await repo.get(session, op_id)
     if op is None or not who.may_see(op.principal):
         shown = op_id if len(op_id) <= MAX_ID_CHARS else op_id[:MAX_ID_CHARS] + "..."
@@ -187,7 +187,7 @@ async def list_page(
 ) -> tuple[list[Operation], str | None]:
     """One page, newest first, and the cursor of the next (None on the last page)."""
     before = cursors.decode_list_cursor(cursor) if cursor else None
-    async with ctx.db.transaction() as session:
+    async with ctx.db.read() as session:
         ops = await repo.list_operations(
             session, flt, limit=limit + 1, before=before, done_states=DONE_STATES
         )
@@ -242,7 +242,7 @@ async def get_operation(op_id: str, request: Request, who: Caller) -> dict[str, 
 async def get_history(op_id: str, request: Request, who: Caller) -> dict[str, Any]:
     ctx = context_of(request)
     await load(ctx, op_id, who)
-    async with ctx.db.transaction() as session:
+    async with ctx.db.read() as session:
         rows = await repo.history(session, op_id)
     listed = HistoryList(
         operation_id=op_id,

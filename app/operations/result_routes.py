@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
+from app.core.context import AppContext
 from app.core.errors import ApiError
 from app.core.text import degrade
 from app.operations import cursors
@@ -34,19 +36,23 @@ async def get_result(op_id: str, request: Request, who: Caller) -> Response:
             f"No result: the operation is {op.state} ({body.status}). {body.message}",
             {"state": op.state, "status": body.status, "done": body.done},
         )
-    if op.result_ref:
-        data = json.loads(ctx.results.get(op.result_ref))
-    else:
-        data = op.result
     payload = {
         "operation_id": op.id,
         "status": agent_status(op),
-        "result": data,
+        "result": op.result,
         "size": op.result_size,
         "sha256": op.result_sha256,
         "result_summary": op.result_summary,
     }
-    return Response(json.dumps(payload), media_type="application/json")
+    if op.result_ref:  # a large stored result: read, parse and encode it off the event loop
+        text = await asyncio.to_thread(_with_stored_result, ctx, op.result_ref, payload)
+    else:
+        text = json.dumps(payload)
+    return Response(text, media_type="application/json")
+
+
+def _with_stored_result(ctx: AppContext, ref: str, payload: dict[str, Any]) -> str:
+    return json.dumps({**payload, "result": json.loads(ctx.results.get(ref))})
 
 
 @router.get("/operations/{op_id}/errors", operation_id="getOperationErrors", responses=ERRORS)
@@ -64,7 +70,7 @@ async def get_errors(
     ctx = context_of(request)
     await load(ctx, op_id, who)
     after = -1 if cursor is None else cursors.decode_position(cursor)
-    async with ctx.db.transaction() as session:
+    async with ctx.db.read() as session:
         rows = await repo.result_items(session, op_id, after=after, limit=limit + 1)
     page = rows[:limit]
     return degrade(  # type: ignore[no-any-return]

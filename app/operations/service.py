@@ -104,7 +104,7 @@ async def create(
     key = check_key(key)
     check_target(ctx, req)
     fp = fingerprint(req.provider, req.kind, req.input)
-    async with ctx.db.transaction() as session:
+    async with ctx.db.read() as session:
         existing = await repo.get_by_key(session, principal, key)
     if existing is not None:
         return _replay(existing, fp), True

@@ -106,7 +106,7 @@ async def stream_events(op_id: str, request: Request, who: Caller) -> EventSourc
     async def events() -> AsyncIterator[dict[str, Any]]:
         nonlocal after
         while True:
-            async with ctx.db.transaction() as session:
+            async with ctx.db.read() as session:
                 rows = await repo.history(session, op_id, after=after)
                 op = await repo.get(session, op_id)
             for r in rows:

@@ -67,7 +67,7 @@ class WaitHub:
     async def _watch(self, op_id: str, watch: _Watch) -> None:
         try:
             while True:
-                async with self.db.transaction() as session:
+                async with self.db.read() as session:
                     op = await repo.get(session, op_id)
                 self.total_reads += 1
                 async with watch.cond:

@@ -124,7 +124,7 @@ async def attention_page(request: Request) -> HTMLResponse:
         caller = await _operator(request)
         who = caller.name
         ctx = context_of(request)
-        async with ctx.db.transaction() as session:
+        async with ctx.db.read() as session:
             ops = await attention.inbox(
                 session, principal=caller.owner_filter, limit=ATTENTION_LIMIT
             )
@@ -167,7 +167,7 @@ async def _detail(
 ) -> HTMLResponse:
     ctx = context_of(request)
     op = await load(ctx, op_id, caller)
-    async with ctx.db.transaction() as session:
+    async with ctx.db.read() as session:
         history = await repo.history(session, op.id)
     now = ctx.now()
     state = State(op.state)

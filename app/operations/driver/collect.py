@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from app.operations.driver.decision import Decision, needs_human
@@ -64,7 +65,12 @@ async def collect_result(
             delay=delay_for(ctx, profile, op, res),
             exchanges=exchanges,
         )
-    return _judge(ctx, profile, op, res, exchanges)
+    return await _judge(ctx, profile, op, res, exchanges)
+
+
+def _store(ctx: AppContext, sha256: str, result: Any) -> str:
+    """Write and fsync a large result (run in a thread: file I/O never blocks the loop)."""
+    return ctx.results.put(sha256, canonical(result))
 
 
 def _unavailable(why: str) -> Decision:
@@ -76,11 +82,16 @@ def _unavailable(why: str) -> Decision:
     )
 
 
-def _judge(
+async def _judge(
     ctx: AppContext, profile: Profile, op: Operation, res: CallResult, exchanges: list[Any]
 ) -> Decision:
-    verdict = check(
-        res.result, claimed_sha256=res.result_sha256, items=res.items, rules=rules_for(profile, op)
+    # Canonical JSON, sha256 and jsonschema over a large result are CPU work: off the loop.
+    verdict = await asyncio.to_thread(
+        check,
+        res.result,
+        claimed_sha256=res.result_sha256,
+        items=res.items,
+        rules=rules_for(profile, op),
     )
     if not verdict.ok:
         return needs_human(
@@ -95,7 +106,7 @@ def _judge(
     if verdict.size <= ctx.settings.inline_result_max_bytes:
         fields["result"] = res.result
     else:
-        fields["result_ref"] = ctx.results.put(verdict.sha256, canonical(res.result))
+        fields["result_ref"] = await asyncio.to_thread(_store, ctx, verdict.sha256, res.result)
     items = res.items or {}
     if items:
         fields["result_summary"] = {
