@@ -10,7 +10,6 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.context import AppContext
@@ -20,8 +19,6 @@ from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.models import Operation
 from app.operations.states import NEEDS_ATTENTION, Evidence, State, TransitionRefused
-
-OPS = repo.OPS
 
 Decision = Literal["resume_observing", "accept_job", "retry_collection", "abandon", "acknowledge"]
 
@@ -49,18 +46,9 @@ class ResolveRequest(BaseModel):
 
 async def inbox(session: AsyncSession, *, principal: str | None, limit: int) -> list[Operation]:
     """Oldest first: needs-attention states, plus unacknowledged partial results."""
-    attention = [s.value for s in NEEDS_ATTENTION]
-    partial = and_(
-        OPS.c.state == State.SUCCEEDED.value,
-        OPS.c.acknowledged_at.is_(None),
-        OPS.c.result_summary.is_not(None),
+    return await repo.attention_inbox(
+        session, principal=principal, limit=limit, attention=NEEDS_ATTENTION
     )
-    stmt = select(Operation).where(or_(OPS.c.state.in_(attention), partial))
-    if principal is not None:
-        stmt = stmt.where(OPS.c.principal == principal)
-    stmt = stmt.order_by(OPS.c.updated_at, OPS.c.id).limit(limit * 4)
-    ops = [o for o in (await session.execute(stmt)).scalars() if why(o)]
-    return ops[:limit]
 
 
 def why(op: Operation) -> str | None:
@@ -173,13 +161,15 @@ async def _acknowledge(
         )
     now = ctx.now()
     async with ctx.db.transaction() as session:
-        await repo.update_fenced(
+        applied = await repo.operator_update(
             session,
             op.id,
-            fence=None,
+            expected_version=op.version,
             at=now,
             fields={"acknowledged_at": now, "acknowledged_by": actor},
         )
+        if not applied:  # another decision landed since this request read the operation
+            raise ApiError(409, "operation_changed", "The operation changed; read it again.")
         await ledger.record(
             session,
             op,

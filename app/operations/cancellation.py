@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlalchemy import update
-
 from app.core.context import AppContext
 from app.core.errors import ApiError
 from app.operations import ledger
@@ -19,7 +17,6 @@ from app.operations import repository as repo
 from app.operations.models import Operation
 from app.operations.states import NEEDS_ATTENTION, TERMINAL, State, is_done
 
-OPS = repo.OPS
 MAX_REASON = 1000
 
 
@@ -42,18 +39,15 @@ async def request_cancel(ctx: AppContext, op: Operation, who: str, reason: str) 
     deadline = now + timedelta(seconds=seconds)
     done = [s.value for s in TERMINAL | NEEDS_ATTENTION]
     async with ctx.db.transaction() as session:
-        stmt = (
-            update(OPS)
-            .where(OPS.c.id == op.id, OPS.c.cancel_requested_at.is_(None), OPS.c.state.not_in(done))
-            .values(
-                cancel_requested_at=now,
-                cancel_requested_by=who,
-                cancel_reason=reason[:MAX_REASON],
-                cancel_deadline_at=deadline,
-                updated_at=now,
-            )
+        applied = await repo.record_cancel_intent(
+            session,
+            op.id,
+            now=now,
+            by=who,
+            reason=reason[:MAX_REASON],
+            deadline=deadline,
+            done_states=done,
         )
-        applied = (await session.execute(stmt)).rowcount == 1  # type: ignore[attr-defined]
         if applied:
             # Due now, unless a lease holder is mid-step: it sees the intent on its next step.
             await repo.make_due_now(session, op.id, now=now, reason="cancel requested")

@@ -118,7 +118,7 @@ async def apply(ctx: AppContext, op: Operation, fence: Fence, decision: Decision
                 )
             except TransitionRefused as err:
                 await ledger.record_refusal(session, op, err, actor=actor, now=now)
-                await repo.update_fenced(
+                await repo.fenced_update(
                     session,
                     op.id,
                     fence=fence,
@@ -150,7 +150,7 @@ async def _observe(
     actor: str,
     now: Any,
 ) -> bool:
-    applied = await repo.update_fenced(
+    applied = await repo.fenced_update(
         session, op.id, fence=fence, at=now, fields=fields, expect_state=State(op.state)
     )
     if applied:
@@ -222,14 +222,14 @@ def _retry_fields(ctx: AppContext, why: str) -> dict[str, Any]:
 
 async def _schedule_retry(ctx: AppContext, op: Operation, fence: Fence, why: str) -> None:
     async with ctx.db.transaction() as session:
-        await repo.update_fenced(
+        await repo.fenced_update(
             session, op.id, fence=fence, at=ctx.now(), fields=_retry_fields(ctx, why)
         )
 
 
 async def _release_done(ctx: AppContext, op: Operation, fence: Fence) -> None:
     async with ctx.db.transaction() as session:
-        await repo.update_fenced(
+        await repo.fenced_update(
             session,
             op.id,
             fence=fence,

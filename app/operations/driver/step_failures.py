@@ -97,7 +97,7 @@ async def record(
         )
         if count >= limit and await _stall(session, fresh, fence, summary, count, actor, now):
             return
-        await repo.update_fenced(
+        await repo.fenced_update(
             session, op.id, fence=fence, at=now, fields={"step_failures": count, **retry}
         )
 
