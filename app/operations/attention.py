@@ -18,19 +18,16 @@ from app.core.json_guard import NO_NUL
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.models import Operation
-from app.operations.states import NEEDS_ATTENTION, Evidence, State, TransitionRefused
+from app.operations.states import (
+    HUMAN_WHY,
+    NEEDS_ATTENTION,
+    Evidence,
+    EvidenceKind,
+    State,
+    TransitionRefused,
+)
 
 Decision = Literal["resume_observing", "accept_job", "retry_collection", "abandon", "acknowledge"]
-
-WHY = {
-    State.CONTRACT_VIOLATION: "provider broke its contract (conflicting job ids)",
-    State.RESULT_TIMED_OUT: "result deadline passed",
-    State.CANCELLATION_UNCONFIRMED: "cancel deadline passed without confirmation",
-    State.CREATE_UNCONFIRMED: "create never confirmed; a remote job may exist",
-    State.RESULT_UNAVAILABLE: "result could not be fetched",
-    State.RESULT_VALIDATION_FAILED: "result failed its checks",
-    State.STALLED: "the gateway failed repeatedly to move it forward; automation stopped",
-}
 
 
 class ResolveRequest(BaseModel):
@@ -52,9 +49,9 @@ async def inbox(session: AsyncSession, *, principal: str | None, limit: int) -> 
 
 
 def why(op: Operation) -> str | None:
-    state = State(op.state)
-    if state in WHY:
-        return WHY[state]
+    state = op.state
+    if state in HUMAN_WHY:
+        return HUMAN_WHY[state][0]
     summary = op.result_summary if isinstance(op.result_summary, dict) else {}
     if state == State.SUCCEEDED and int(summary.get("failed") or 0) and not op.acknowledged_at:
         return f"completed with errors: {summary.get('failed')} items failed"
@@ -75,7 +72,7 @@ async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest)
     actor = f"operator:{who}"
     if req.decision == "acknowledge":
         return await _acknowledge(ctx, op, actor, req)
-    state = State(op.state)
+    state = op.state
     if state not in NEEDS_ATTENTION:
         raise ApiError(
             409,
@@ -126,7 +123,9 @@ async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest)
         fields["cancel_deadline_at"] = now + timedelta(
             seconds=req.result_deadline_seconds or ctx.settings.scaled(300)
         )
-    evidence = Evidence("operator_decision", {"decision": req.decision, "by": who}, operator=True)
+    evidence = Evidence(
+        EvidenceKind.OPERATOR_DECISION, {"decision": req.decision, "by": who}, operator=True
+    )
     async with ctx.db.transaction() as session:
         try:
             applied = await ledger.transition(
@@ -153,7 +152,7 @@ async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest)
 async def _acknowledge(
     ctx: AppContext, op: Operation, actor: str, req: ResolveRequest
 ) -> Operation:
-    if why(op) is None or State(op.state) != State.SUCCEEDED:
+    if why(op) is None or op.state != State.SUCCEEDED:
         raise ApiError(
             409,
             "nothing_to_acknowledge",

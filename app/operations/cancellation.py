@@ -15,14 +15,14 @@ from app.core.errors import ApiError
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.models import Operation
-from app.operations.states import NEEDS_ATTENTION, TERMINAL, State, is_done
+from app.operations.states import NEEDS_ATTENTION, TERMINAL, is_done
 
 MAX_REASON = 1000
 
 
 async def request_cancel(ctx: AppContext, op: Operation, who: str, reason: str) -> Operation:
     """Record the intent (once); later calls are idempotent and change nothing."""
-    state = State(op.state)
+    state = op.state
     if is_done(state):
         raise ApiError(
             409,
@@ -68,7 +68,7 @@ async def request_cancel(ctx: AppContext, op: Operation, who: str, reason: str) 
             )
         fresh = await repo.get(session, op.id)
     ctx.notifier.kick()
-    if not applied and fresh is not None and is_done(State(fresh.state)):
+    if not applied and fresh is not None and is_done(fresh.state):
         raise ApiError(
             409,
             "operation_done",

@@ -25,7 +25,7 @@ from app.operations.schemas import (
     OperationBody,
     OperationList,
 )
-from app.operations.states import NEEDS_ATTENTION, TERMINAL, State
+from app.operations.states import NEEDS_ATTENTION, STATES_OF, TERMINAL, AgentStatus, State
 
 router = APIRouter(prefix="/v1", tags=["operations"], route_class=StrictJsonRoute)
 Principal = Annotated[str, Depends(principal)]  # the caller's name
@@ -198,26 +198,11 @@ async def list_page(
     return page, next_cursor
 
 
-_STATUS_STATES: dict[str, frozenset[State]] = {
-    "processing": frozenset(State)
-    - TERMINAL
-    - NEEDS_ATTENTION
-    - {State.CANCEL_REQUESTED, State.CANCELLING},
-    "cancelling": frozenset({State.CANCEL_REQUESTED, State.CANCELLING}),
-    "succeeded": frozenset({State.SUCCEEDED}),
-    "completed_with_errors": frozenset({State.SUCCEEDED}),
-    "failed": frozenset({State.FAILED, State.ABANDONED}),
-    "cancelled": frozenset({State.CANCELLED}),
-    "needs_attention": NEEDS_ATTENTION,
-}
-
-
 def states_for_status(status: str, states: tuple[str, ...]) -> tuple[str, ...]:
-    allowed = _STATUS_STATES.get(status)
-    if allowed is None:
-        raise ApiError(
-            422, "unknown_status", f"No status {status!r}.", {"known": sorted(_STATUS_STATES)}
-        )
+    known = {s.value: s for s in AgentStatus}
+    if status not in known:
+        raise ApiError(422, "unknown_status", f"No status {status!r}.", {"known": sorted(known)})
+    allowed = STATES_OF[known[status]]
     names = tuple(s.value for s in allowed)
     return tuple(s for s in states if s in names) if states else names
 

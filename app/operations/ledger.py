@@ -39,7 +39,7 @@ async def transition(
 
     On success the in-memory `op` is updated to match the row.
     """
-    from_state = State(op.state)
+    from_state = op.state
     check_transition(from_state, to, evidence)
     fields = dict(fields or {})
     applied = await repo.transition(
@@ -72,7 +72,7 @@ async def transition(
     )
     for key, value in fields.items():
         setattr(op, key, value)
-    op.state = to.value
+    op.state = to
     op.version += 1
     op.updated_at = now
     if is_done(to):

@@ -8,7 +8,8 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Column, Index, Integer, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
-from app.core.types import UTCDateTime
+from app.core.types import StrEnumType, UTCDateTime
+from app.operations.states import State
 
 
 def _ts(nullable: bool = True, index: bool = False) -> Any:
@@ -49,7 +50,7 @@ class Operation(SQLModel, table=True):
     # How a single remote job is ensured (token | lookup | none), as promised at intake.
     single_create: str = "none"
 
-    state: str = Field(index=True)
+    state: State = Field(sa_type=StrEnumType(State), index=True)
     version: int = 0
 
     remote_job_id: str | None = None

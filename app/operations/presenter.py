@@ -13,36 +13,28 @@ from typing import Any
 from app.core.text import degrade
 from app.operations.models import Operation
 from app.operations.schemas import ErrorOut, Guarantees, NextAction, OperationBody, ProgressOut
-from app.operations.states import CANCELLING_STATES, NEEDS_ATTENTION, State, is_done
+from app.operations.states import (
+    CANCELLING_STATES,
+    HUMAN_WHY,
+    NEEDS_ATTENTION,
+    STATUS_OF,
+    AgentStatus,
+    State,
+    is_done,
+)
 from app.providers.types import SingleCreate
 
 MIN_POLL_AFTER = 5.0  # never invite an agent to check more often than this (seconds)
 
-_ATTENTION_WHY = {
-    State.RESULT_TIMED_OUT: "its result deadline passed before the provider finished",
-    State.CANCELLATION_UNCONFIRMED: "the provider never confirmed the cancellation",
-    State.CREATE_UNCONFIRMED: "the gateway could not confirm whether the provider started the job",
-    State.CONTRACT_VIOLATION: "the provider reported conflicting job ids for one request",
-    State.RESULT_UNAVAILABLE: "the provider finished but its result could not be fetched",
-    State.RESULT_VALIDATION_FAILED: "the result was fetched but failed its checks",
-    State.STALLED: "the gateway failed several times in a row to move it forward, so "
-    "automation stopped",
-}
-
 
 def agent_status(op: Operation) -> str:
-    state = State(op.state)
-    if state == State.SUCCEEDED:
-        return "completed_with_errors" if failed_items(op) else "succeeded"
-    if state in (State.FAILED, State.ABANDONED):
-        return "failed"
-    if state == State.CANCELLED:
-        return "cancelled"
-    if state in NEEDS_ATTENTION:
-        return "needs_attention"
-    if state in CANCELLING_STATES or op.cancel_requested_at is not None:
-        return "cancelling"
-    return "processing"
+    """The state's agent status (`states.STATUS_OF`), refined by what the row holds."""
+    status = STATUS_OF[op.state]
+    if status == AgentStatus.SUCCEEDED and failed_items(op):
+        return AgentStatus.COMPLETED_WITH_ERRORS.value
+    if status == AgentStatus.PROCESSING and op.cancel_requested_at is not None:
+        return AgentStatus.CANCELLING.value
+    return status.value
 
 
 def failed_items(op: Operation) -> int:
@@ -56,7 +48,7 @@ def iso(ts: datetime | None) -> str | None:
 
 
 def poll_after(op: Operation, now: datetime) -> float | None:
-    if is_done(State(op.state)):
+    if is_done(op.state):
         return None
     wait = MIN_POLL_AFTER
     if op.next_poll_at is not None:
@@ -87,7 +79,7 @@ def _single_create(op: Operation) -> SingleCreate:
 
 
 def _error(op: Operation) -> ErrorOut | None:
-    state = State(op.state)
+    state = op.state
     if isinstance(op.error, dict) and op.error.get("code"):
         return ErrorOut(
             code=str(op.error["code"]),
@@ -97,13 +89,13 @@ def _error(op: Operation) -> ErrorOut | None:
     if not is_done(state) or state == State.SUCCEEDED:
         return None
     if state in NEEDS_ATTENTION:
-        return ErrorOut(code=state.value, message=f"Needs a human: {_ATTENTION_WHY[state]}.")
+        return ErrorOut(code=state.value, message=f"Needs a human: {HUMAN_WHY[state][1]}.")
     return ErrorOut(code=state.value, message=f"The operation ended {state.value}.")
 
 
 def message_for(op: Operation, poll_s: float | None) -> tuple[str, NextAction | None]:
     """The plain-words message and the next call an agent should make."""
-    state = State(op.state)
+    state = op.state
     oid = op.id
     status_url = f"/v1/operations/{oid}"
     wait = f"GET {status_url}/wait"
@@ -149,7 +141,7 @@ def message_for(op: Operation, poll_s: float | None) -> tuple[str, NextAction | 
         )
     if state in NEEDS_ATTENTION:
         return (
-            f"{what} is NOT finished successfully and NEEDS A HUMAN: {_ATTENTION_WHY[state]}. "
+            f"{what} is NOT finished successfully and NEEDS A HUMAN: {HUMAN_WHY[state][1]}. "
             "Do not report success and do not start the work again yourself. "
             f"Tell the user that operation {oid} needs attention (GET /v1/attention).",
             NextAction(call="GET /v1/attention"),
@@ -175,7 +167,7 @@ def to_body(op: Operation, now: datetime, *, outcome: str | None = None) -> Oper
     poll_s = poll_after(op, now)
     message, next_action = message_for(op, poll_s)
     single_create = _single_create(op)
-    if not is_done(State(op.state)) or State(op.state) == State.CREATE_UNCONFIRMED:
+    if not is_done(op.state) or op.state == State.CREATE_UNCONFIRMED:
         message += _SINGLE_CREATE_NOTE.get(single_create, "")
     if outcome == "timed_out":
         message = (
@@ -187,12 +179,12 @@ def to_body(op: Operation, now: datetime, *, outcome: str | None = None) -> Oper
     if op.progress_completed is not None or op.progress_total is not None:
         progress = ProgressOut(completed=op.progress_completed, total=op.progress_total)
     summary = op.result_summary if isinstance(op.result_summary, dict) else None
-    done_ok = State(op.state) == State.SUCCEEDED
+    done_ok = op.state == State.SUCCEEDED
     result: Any = op.result if done_ok else None
     body = OperationBody(
         operation_id=op.id,
         status=agent_status(op),
-        done=is_done(State(op.state)),
+        done=is_done(op.state),
         state=op.state,
         message=message,
         next_action=next_action,

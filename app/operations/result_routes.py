@@ -28,7 +28,7 @@ async def get_result(op_id: str, request: Request, who: Caller) -> Response:
     """The result, only once collected and checked; otherwise 409 saying why."""
     ctx = context_of(request)
     op = await load(ctx, op_id, who)
-    if State(op.state) != State.SUCCEEDED:
+    if op.state != State.SUCCEEDED:
         body = to_body(op, ctx.now())
         raise ApiError(
             409,

@@ -168,6 +168,7 @@ def _new_operation(
     now = ctx.now()
     profile = ctx.profiles[req.provider]
     asked = req.deadlines
+
     scale = ctx.settings.time_scale
 
     def seconds(asked_value: float | None, default: float) -> float:
@@ -187,7 +188,7 @@ def _new_operation(
         provider_token=new_provider_token(),
         trace_id=new_trace_id(),
         single_create=profile.single_create.value,
-        state=State.CREATE_PENDING.value,
+        state=State.CREATE_PENDING,
         version=0,
         create_deadline_at=now + timedelta(seconds=create_s),
         result_deadline_at=now + timedelta(seconds=max(result_s, create_s)),

@@ -16,7 +16,7 @@ from app.core.db import Database
 from app.core.notify import Notifier
 from app.operations import repository as repo
 from app.operations.models import Operation
-from app.operations.states import State, is_done
+from app.operations.states import is_done
 
 REREAD_SECONDS = 1.0  # a watched operation is re-read at least this often
 
@@ -30,7 +30,7 @@ class _Watch:
 
 
 def _finished(op: Operation | None) -> bool:
-    return op is None or is_done(State(op.state))
+    return op is None or is_done(op.state)
 
 
 class WaitHub:

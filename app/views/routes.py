@@ -26,7 +26,7 @@ from app.operations import repository as repo
 from app.operations.endpoints import context_of, load
 from app.operations.models import Operation
 from app.operations.presenter import to_body
-from app.operations.states import NEEDS_ATTENTION, State, is_done
+from app.operations.states import NEEDS_ATTENTION, is_done
 from app.views.render import STATIC_DIR, check_same_origin, error_page, page, read_form
 
 router = APIRouter(prefix="/operations", include_in_schema=False)
@@ -170,7 +170,7 @@ async def _detail(
     async with ctx.db.read() as session:
         history = await repo.history(session, op.id)
     now = ctx.now()
-    state = State(op.state)
+    state = op.state
     why = attention.why(op)
     if state in NEEDS_ATTENTION:
         decisions = [d for d in DECISIONS if d != "acknowledge"]

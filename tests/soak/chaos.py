@@ -356,7 +356,11 @@ def _replay(hist: list[Any]) -> int:
                 check_transition(
                     State(prev),
                     State(h.to_state),
-                    Evidence(str(data.get("evidence")), operator=operator),
+                    Evidence(
+                        str(data.get("evidence")),
+                        data.get("evidence_data"),
+                        operator=operator,
+                    ),
                 )
         except Exception:
             bad.add(h.operation_id)

@@ -6,7 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from app.operations.driver.decision import Decision, needs_human
-from app.operations.states import Evidence, State
+from app.operations.states import Evidence, EvidenceKind, State
 from app.providers.types import CallResult, Outcome
 from app.results.validate import Rules, canonical, check
 
@@ -77,7 +77,7 @@ def _unavailable(why: str) -> Decision:
     return needs_human(
         State.RESULT_UNAVAILABLE,
         why,
-        Evidence("result_unavailable"),
+        Evidence(EvidenceKind.RESULT_UNAVAILABLE),
         f"The provider finished but {why}.",
     )
 
@@ -97,7 +97,7 @@ async def _judge(
         return needs_human(
             State.RESULT_VALIDATION_FAILED,
             f"result failed its checks: {verdict.code}",
-            Evidence("result_invalid", {"code": verdict.code}),
+            Evidence(EvidenceKind.RESULT_INVALID, {"code": verdict.code}),
             verdict.message or "",
             details={"check": verdict.code},
             exchanges=exchanges,
@@ -122,7 +122,7 @@ async def _judge(
         return Decision(
             State.FAILED,
             "the result shows every item failed",
-            Evidence("result_failed"),
+            Evidence(EvidenceKind.RESULT_FAILED, dict(fields["result_summary"])),
             fields,
             exchanges=exchanges,
             failed_items=list(res.failed_items),
@@ -130,7 +130,7 @@ async def _judge(
     return Decision(
         State.SUCCEEDED,
         "result collected and valid",
-        Evidence("result_valid"),
+        Evidence(EvidenceKind.RESULT_VALID),
         fields,
         exchanges=exchanges,
         failed_items=list(res.failed_items),

@@ -30,7 +30,7 @@ from app.operations.driver.step_common import (
     remote_fields,
 )
 from app.operations.models import Operation
-from app.operations.states import Evidence, State
+from app.operations.states import Evidence, EvidenceKind, State
 from app.providers.profile import Profile
 from app.providers.types import CallResult, Outcome
 
@@ -42,7 +42,7 @@ async def step_create_pending(
         return Decision(
             State.CREATE_UNKNOWN,
             "create deadline passed before a confirmed create",
-            Evidence("create_deadline"),
+            Evidence(EvidenceKind.CREATE_DEADLINE),
             again=True,
         )
     permit = first_send(op)
@@ -53,7 +53,7 @@ async def step_create_pending(
         return Decision(
             State.CREATE_UNKNOWN,
             "resumed after the create request died; the create may already have been sent",
-            Evidence("ambiguous_create"),
+            Evidence(EvidenceKind.AMBIGUOUS_CREATE),
             again=True,
         )
     res = await send_create(ctx, profile, op, permit)
@@ -71,7 +71,7 @@ def decide_create(ctx: AppContext, profile: Profile, op: Operation, res: CallRes
             return Decision(
                 State.RESULT_COLLECTING,
                 "provider answered the create with a result",
-                Evidence("remote_success"),
+                Evidence(EvidenceKind.REMOTE_SUCCESS),
                 fields,
                 exchanges=ex,
                 again=True,
@@ -80,7 +80,7 @@ def decide_create(ctx: AppContext, profile: Profile, op: Operation, res: CallRes
         return Decision(
             State.ACCEPTED,
             "provider accepted the job",
-            Evidence("remote_job_id", {"remote_job_id": res.remote_job_id}),
+            Evidence(EvidenceKind.REMOTE_JOB_ID, {"remote_job_id": res.remote_job_id}),
             fields,
             delay=first_delay(ctx, profile),
             exchanges=ex,
@@ -98,7 +98,7 @@ def decide_create(ctx: AppContext, profile: Profile, op: Operation, res: CallRes
         return Decision(
             State.FAILED,
             "provider definitively rejected the create",
-            Evidence("create_rejected"),
+            Evidence(EvidenceKind.CREATE_REJECTED),
             {"error": error},
             exchanges=ex,
         )
@@ -106,7 +106,7 @@ def decide_create(ctx: AppContext, profile: Profile, op: Operation, res: CallRes
     return Decision(
         State.CREATE_UNKNOWN,
         f"create outcome ambiguous ({res.outcome.value})",
-        Evidence("ambiguous_create"),
+        Evidence(EvidenceKind.AMBIGUOUS_CREATE),
         {"poll_attempt": op.poll_attempt + 1},
         delay=None if blind else delay_for(ctx, profile, op, res),
         again=blind,
@@ -132,7 +132,7 @@ async def step_create_unknown(
         how = "finding the remote job by its client reference (never by a resend)"
     else:
         how = "finding the remote job: lookup first, then a replay with the same token"
-    return Decision(State.RECONCILING, how, Evidence("reconcile"), again=True)
+    return Decision(State.RECONCILING, how, Evidence(EvidenceKind.RECONCILE), again=True)
 
 
 async def step_reconciling(

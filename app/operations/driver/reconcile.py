@@ -30,7 +30,7 @@ from app.operations.driver.step_common import (
     worker_tag,
 )
 from app.operations.models import Operation
-from app.operations.states import Evidence, State
+from app.operations.states import Evidence, EvidenceKind, State
 from app.providers.profile import Profile
 from app.providers.types import CallResult, Exchange, LookupResult, Outcome
 
@@ -77,7 +77,7 @@ async def by_token(
             return Decision(
                 State.FAILED,
                 "provider rejected the create and holds no job for it",
-                Evidence("no_remote_job"),
+                Evidence(EvidenceKind.NO_REMOTE_JOB),
                 {"error": provider_error(replay, "rejected")},
                 exchanges=ex,
             )
@@ -141,7 +141,7 @@ def _judge(
         return needs_human(
             State.CONTRACT_VIOLATION,
             f"provider holds {len(ids)} jobs for {what}{sent}",
-            Evidence("conflicting_job_ids", {"job_ids": sorted(ids)}),
+            Evidence(EvidenceKind.CONFLICTING_JOB_IDS, {"job_ids": sorted(ids)}),
             f"The provider holds different jobs for {what}{sent}: {sorted(ids)}. "
             "Automation stopped; a human must pick the true job and cancel the others.",
             details=details,
@@ -158,7 +158,7 @@ def _judge(
     return Decision(
         State.ACCEPTED,
         f"{how} found the remote job",
-        Evidence("remote_job_id", {"remote_job_id": ids[0]}),
+        Evidence(EvidenceKind.REMOTE_JOB_ID, {"remote_job_id": ids[0]}),
         fields,
         delay=0.0,
         exchanges=ex,
@@ -182,7 +182,7 @@ def unresolved(
     return Decision(
         State.CREATE_UNKNOWN,
         f"still ambiguous ({why}); will reconcile again",
-        Evidence("ambiguous_create"),
+        Evidence(EvidenceKind.AMBIGUOUS_CREATE),
         {"poll_attempt": op.poll_attempt + 1},
         delay=delay_for(ctx, profile, op, last),
         exchanges=ex,
@@ -228,7 +228,7 @@ def unconfirmed(
     hint, details = search_hint(ctx, profile, op)
     details["single_create"] = cap.guarantee.value
     past = deadline_passed(op.create_deadline_at, ctx.now())
-    evidence = "create_deadline" if past else "ambiguous_create"
+    evidence = EvidenceKind.CREATE_DEADLINE if past else EvidenceKind.AMBIGUOUS_CREATE
     return needs_human(
         State.CREATE_UNCONFIRMED,
         cause,

@@ -21,7 +21,7 @@ from app.operations.driver.decision import Decision
 from app.operations.driver.steps import step
 from app.operations.models import Operation
 from app.operations.repository import Fence
-from app.operations.states import Evidence, State, TransitionRefused, is_done
+from app.operations.states import Evidence, TransitionRefused, is_done
 from app.providers.types import CallResult
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ async def process(ctx: AppContext, op: Operation, fence: Fence) -> Operation:
     """Move `op` forward until it must wait, is done, or the lease is lost."""
     carry: CallResult | None = None
     for _ in range(MAX_STEPS):
-        if is_done(State(op.state)):
+        if is_done(op.state):
             await _release_done(ctx, op, fence)
             return op
         if not await _ensure_lease(ctx, op, fence):
@@ -61,7 +61,7 @@ async def process(ctx: AppContext, op: Operation, fence: Fence) -> Operation:
 
 def _schedule(ctx: AppContext, op: Operation, decision: Decision) -> dict[str, Any]:
     """Lease and next-poll fields written in the same statement as the decision."""
-    new_state = decision.to or State(op.state)
+    new_state = decision.to or op.state
     if decision.again and not is_done(new_state):
         return {}
     fields: dict[str, Any] = {"lease_owner": None, "lease_expires_at": None}
@@ -108,7 +108,7 @@ async def apply(ctx: AppContext, op: Operation, fence: Fence, decision: Decision
                     session,
                     op,
                     decision.to,
-                    evidence=decision.evidence or Evidence("none"),
+                    evidence=decision.evidence or Evidence("missing"),  # refused: no proof
                     actor=actor,
                     cause=decision.cause,
                     now=now,
@@ -151,7 +151,7 @@ async def _observe(
     now: Any,
 ) -> bool:
     applied = await repo.fenced_update(
-        session, op.id, fence=fence, at=now, fields=fields, expect_state=State(op.state)
+        session, op.id, fence=fence, at=now, fields=fields, expect_state=op.state
     )
     if applied:
         if decision.observation is not None:

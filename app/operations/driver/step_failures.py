@@ -21,7 +21,7 @@ from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.models import Operation
 from app.operations.repository import Fence
-from app.operations.states import Evidence, State, TransitionRefused
+from app.operations.states import Evidence, EvidenceKind, State, TransitionRefused
 from app.providers.http_util import scrub, secret_variants
 
 log = logging.getLogger(__name__)
@@ -128,7 +128,7 @@ async def _stall(
         "next_poll_at": None,
         "next_poll_reason": None,
     }
-    evidence = Evidence("step_failures", {"failures": count, "last": summary})
+    evidence = Evidence(EvidenceKind.STEP_FAILURES, {"failures": count, "last": summary})
     try:
         return await ledger.transition(
             session,

@@ -29,7 +29,7 @@ from app.providers.types import CallResult
 async def step(ctx: AppContext, op: Operation, carry: CallResult | None) -> Decision:
     """Dispatch on the state; the caller holds the lease."""
     profile = ctx.profiles[op.provider]
-    handler = _STEPS[State(op.state)]
+    handler = _STEPS[op.state]
     return await handler(ctx, profile, op, carry)
 
 

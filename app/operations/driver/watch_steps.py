@@ -15,7 +15,7 @@ from app.operations.driver.step_common import (
     worker_tag,
 )
 from app.operations.models import Operation
-from app.operations.states import Evidence, State
+from app.operations.states import Evidence, EvidenceKind, State
 from app.providers.profile import Profile
 from app.providers.types import CallResult, Outcome, RemoteClass
 
@@ -28,7 +28,7 @@ async def step_accepted(
     return Decision(
         State.OBSERVING,
         "lease owner started polling",
-        Evidence("lease_owner"),
+        Evidence(EvidenceKind.LEASE_OWNER),
         {"poll_attempt": 0},
         again=True,
     )
@@ -38,7 +38,7 @@ def _to_cancel_requested(op: Operation) -> Decision:
     return Decision(
         State.CANCEL_REQUESTED,
         "cancel intent recorded earlier is now applied",
-        Evidence("cancel_intent", {"by": op.cancel_requested_by}),
+        Evidence(EvidenceKind.CANCEL_INTENT, {"by": op.cancel_requested_by}),
         again=True,
     )
 
@@ -57,7 +57,7 @@ async def step_observing(
         return needs_human(
             State.RESULT_TIMED_OUT,
             "result deadline passed (after one last status read); polling stopped",
-            Evidence("result_deadline"),
+            Evidence(EvidenceKind.RESULT_DEADLINE),
             "The result deadline passed before the provider finished. The remote job may "
             "still be running.",
             exchanges=decision.exchanges,
@@ -79,7 +79,7 @@ def decide_status(
             return Decision(
                 State.RESULT_COLLECTING,
                 cause,
-                Evidence("remote_success"),
+                Evidence(EvidenceKind.REMOTE_SUCCESS),
                 {**fields, "poll_attempt": 0},
                 exchanges=ex,
                 again=True,
@@ -90,7 +90,7 @@ def decide_status(
             return Decision(
                 State.FAILED,
                 "remote job failed",
-                Evidence("remote_failed"),
+                Evidence(EvidenceKind.REMOTE_FAILED),
                 {**fields, "error": provider_error(res, "remote_failed")},
                 exchanges=ex,
                 observation=observation_of(res, now, None),
@@ -99,7 +99,7 @@ def decide_status(
             return Decision(
                 State.CANCELLED,
                 "provider reports the job cancelled",
-                Evidence("remote_cancelled"),
+                Evidence(EvidenceKind.REMOTE_CANCELLED),
                 fields,
                 exchanges=ex,
                 observation=observation_of(res, now, None),
@@ -131,7 +131,7 @@ async def step_cancel_requested(
         return Decision(
             State.CANCELLING,
             "provider has no cancel endpoint; watching for the end",
-            Evidence("cancel_sent", {"sent": False}),
+            Evidence(EvidenceKind.NO_CANCEL_ENDPOINT),
             delay=first_delay(ctx, profile),
         )
     res = await ctx.client.cancel(
@@ -152,7 +152,7 @@ async def step_cancel_requested(
     return Decision(
         State.CANCELLING,
         f"cancel sent ({res.outcome.value})",
-        Evidence("cancel_sent", {"outcome": res.outcome.value}),
+        Evidence(EvidenceKind.CANCEL_SENT, {"outcome": res.outcome.value}),
         {"poll_attempt": 0},
         delay=first_delay(ctx, profile),
         exchanges=[res.exchange],
@@ -170,7 +170,7 @@ async def step_cancelling(
         return needs_human(
             State.CANCELLATION_UNCONFIRMED,
             "cancel deadline passed with no terminal remote state (after one last status read)",
-            Evidence("cancel_deadline"),
+            Evidence(EvidenceKind.CANCEL_DEADLINE),
             "The provider never confirmed the cancellation; the remote job may still run.",
             details={
                 "remote_job_id": op.remote_job_id,
