@@ -7,17 +7,16 @@ and why; each decision is a history row and nothing before it is erased.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.context import AppContext
-from app.core.errors import ApiError
-from app.core.json_guard import NO_NUL
+from app.core.errors import Conflict, Invalid
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.models import Operation
+from app.operations.schemas import ResolveRequest
 from app.operations.states import (
     HUMAN_WHY,
     NEEDS_ATTENTION,
@@ -26,19 +25,6 @@ from app.operations.states import (
     State,
     TransitionRefused,
 )
-
-Decision = Literal["resume_observing", "accept_job", "retry_collection", "abandon", "acknowledge"]
-
-
-class ResolveRequest(BaseModel):
-    """An operator's decision on an operation that needs attention."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    decision: Decision
-    reason: str = Field(min_length=1, max_length=2000, pattern=NO_NUL)
-    remote_job_id: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
-    result_deadline_seconds: float | None = Field(default=None, gt=0, le=30 * 86400)
 
 
 async def inbox(session: AsyncSession, *, principal: str | None, limit: int) -> list[Operation]:
@@ -74,8 +60,7 @@ async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest)
         return await _acknowledge(ctx, op, actor, req)
     state = op.state
     if state not in NEEDS_ATTENTION:
-        raise ApiError(
-            409,
+        raise Conflict(
             "not_needing_attention",
             f"Operation is {op.state}; only needs-attention states can be resolved.",
         )
@@ -90,15 +75,13 @@ async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest)
     }
     if req.decision == "accept_job":
         if not req.remote_job_id:
-            raise ApiError(
-                422,
+            raise Invalid(
                 "remote_job_id_required",
                 "accept_job needs remote_job_id: the job the operator verified.",
             )
         fields["remote_job_id"] = req.remote_job_id
     elif req.decision in ("resume_observing", "retry_collection") and not op.remote_job_id:
-        raise ApiError(
-            409,
+        raise Conflict(
             "remote_job_unknown",
             "No remote job id is known; use accept_job with the verified id.",
         )
@@ -114,8 +97,7 @@ async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest)
     if req.result_deadline_seconds is not None:
         fields["result_deadline_at"] = now + timedelta(seconds=req.result_deadline_seconds)
     elif req.decision != "abandon" and op.result_deadline_at <= now:
-        raise ApiError(
-            422,
+        raise Invalid(
             "result_deadline_required",
             "The result deadline has passed; give result_deadline_seconds.",
         )
@@ -141,9 +123,9 @@ async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest)
                 data={"decision": req.model_dump()},
             )
         except TransitionRefused as err:
-            raise ApiError(409, "decision_not_allowed", str(err)) from err
+            raise Conflict("decision_not_allowed", str(err)) from err
         if not applied:
-            raise ApiError(409, "operation_changed", "The operation changed; read it again.")
+            raise Conflict("operation_changed", "The operation changed; read it again.")
     ctx.notifier.kick()
     ctx.notifier.publish(op.id)
     return op
@@ -153,8 +135,7 @@ async def _acknowledge(
     ctx: AppContext, op: Operation, actor: str, req: ResolveRequest
 ) -> Operation:
     if why(op) is None or op.state != State.SUCCEEDED:
-        raise ApiError(
-            409,
+        raise Conflict(
             "nothing_to_acknowledge",
             "acknowledge applies to completed-with-errors results in the inbox.",
         )
@@ -168,7 +149,7 @@ async def _acknowledge(
             fields={"acknowledged_at": now, "acknowledged_by": actor},
         )
         if not applied:  # another decision landed since this request read the operation
-            raise ApiError(409, "operation_changed", "The operation changed; read it again.")
+            raise Conflict("operation_changed", "The operation changed; read it again.")
         await ledger.record(
             session,
             op,

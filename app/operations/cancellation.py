@@ -11,21 +11,21 @@ from __future__ import annotations
 from datetime import timedelta
 
 from app.core.context import AppContext
-from app.core.errors import ApiError
+from app.core.errors import Conflict
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.models import Operation
+from app.operations.schemas import MAX_CANCEL_REASON
 from app.operations.states import NEEDS_ATTENTION, TERMINAL, is_done
 
-MAX_REASON = 1000
+MAX_REASON = MAX_CANCEL_REASON
 
 
 async def request_cancel(ctx: AppContext, op: Operation, who: str, reason: str) -> Operation:
     """Record the intent (once); later calls are idempotent and change nothing."""
     state = op.state
     if is_done(state):
-        raise ApiError(
-            409,
+        raise Conflict(
             "operation_done",
             f"The operation is already done ({op.state}); there is nothing to cancel and no "
             "cancel was sent.",
@@ -69,8 +69,7 @@ async def request_cancel(ctx: AppContext, op: Operation, who: str, reason: str) 
         fresh = await repo.get(session, op.id)
     ctx.notifier.kick()
     if not applied and fresh is not None and is_done(fresh.state):
-        raise ApiError(
-            409,
+        raise Conflict(
             "operation_done",
             f"The operation finished ({fresh.state}) before the cancel was recorded.",
             {"state": fresh.state},

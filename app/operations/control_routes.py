@@ -6,11 +6,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.json_body import StrictJsonRoute
-from app.core.json_guard import NO_NUL
-from app.operations import attention, cancellation
+from app.operations import attention, cancellation, queries
 from app.operations.endpoints import (
     ERRORS,
     FORBIDDEN,
@@ -18,18 +16,18 @@ from app.operations.endpoints import (
     Operator,
     body_json,
     context_of,
-    load,
 )
 from app.operations.presenter import to_body
-from app.operations.schemas import OperationBody
+from app.operations.queries import get as load
+from app.operations.schemas import (
+    AttentionItem,
+    AttentionList,
+    CancelRequest,
+    OperationBody,
+    ResolveRequest,
+)
 
 router = APIRouter(prefix="/v1", tags=["operations"], route_class=StrictJsonRoute)
-
-
-class CancelRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    reason: str = Field(default="", max_length=cancellation.MAX_REASON, pattern=NO_NUL)
 
 
 @router.post(
@@ -49,15 +47,6 @@ async def cancel_operation(
     return JSONResponse(body_json(op, ctx), status_code=202)
 
 
-class AttentionItem(BaseModel):
-    why: str
-    operation: OperationBody
-
-
-class AttentionList(BaseModel):
-    items: list[AttentionItem]
-
-
 @router.get(
     "/attention", operation_id="listAttention", response_model=AttentionList, responses=ERRORS
 )
@@ -66,11 +55,10 @@ async def list_attention(
 ) -> AttentionList:
     """Operations that need a human, oldest first, each with why."""
     ctx = context_of(request)
-    async with ctx.db.read() as session:
-        ops = await attention.inbox(session, principal=who.owner_filter, limit=limit)
+    inbox = await queries.attention_inbox(ctx, who, limit=limit)
     now = ctx.now()
     return AttentionList(
-        items=[AttentionItem(why=attention.why(o) or "", operation=to_body(o, now)) for o in ops]
+        items=[AttentionItem(why=why, operation=to_body(o, now)) for o, why in inbox]
     )
 
 
@@ -81,7 +69,7 @@ async def list_attention(
     responses={**ERRORS, **FORBIDDEN},
 )
 async def resolve_operation(
-    op_id: str, req: attention.ResolveRequest, request: Request, who: Operator
+    op_id: str, req: ResolveRequest, request: Request, who: Operator
 ) -> dict[str, Any]:
     """An operator's recorded decision on an operation that needs attention (operator or
     admin key; an agent gets 403)."""

@@ -14,8 +14,9 @@ from app.core.errors import ApiError
 from app.core.text import degrade
 from app.operations import cursors
 from app.operations import repository as repo
-from app.operations.endpoints import ERRORS, Caller, context_of, load
+from app.operations.endpoints import ERRORS, Caller, context_of
 from app.operations.presenter import agent_status, to_body
+from app.operations.queries import get as load
 from app.operations.states import State
 
 router = APIRouter(prefix="/v1", tags=["operations"])

@@ -19,7 +19,7 @@ from ulid import ULID
 
 from app.core import faults
 from app.core.context import AppContext
-from app.core.errors import ApiError
+from app.core.errors import BadInput, Invalid
 from app.core.ssrf import check_callback_url
 from app.operations import repository as repo
 from app.operations.driver.runner import process
@@ -53,8 +53,7 @@ def new_provider_token() -> str:
 
 def check_key(key: str | None) -> str:
     if not key:
-        raise ApiError(
-            400,
+        raise BadInput(
             "idempotency_key_required",
             "Send an Idempotency-Key header: a unique string you choose for this logical "
             "operation (for example a UUID you generate once and store with your task). "
@@ -62,8 +61,7 @@ def check_key(key: str | None) -> str:
             "twice; use a NEW key only for new work.",
         )
     if len(key) > MAX_KEY_LENGTH or not key.isprintable():
-        raise ApiError(
-            400,
+        raise BadInput(
             "idempotency_key_invalid",
             f"Idempotency-Key must be printable and at most {MAX_KEY_LENGTH} chars.",
         )
@@ -73,23 +71,20 @@ def check_key(key: str | None) -> str:
 def check_target(ctx: AppContext, req: CreateOperationRequest) -> None:
     profile = ctx.profiles.get(req.provider)
     if profile is None:
-        raise ApiError(
-            422,
+        raise Invalid(
             "unknown_provider",
             f"No provider profile named {req.provider!r}.",
             {"known": sorted(ctx.profiles)},
         )
     if req.kind not in profile.kinds:
-        raise ApiError(
-            422,
+        raise Invalid(
             "unknown_kind",
             f"Provider {req.provider!r} has no kind {req.kind!r}.",
             {"known": sorted(profile.kinds)},
         )
     reason = profile.unavailable(ctx.env)
     if reason is not None:
-        raise ApiError(
-            422,
+        raise Invalid(
             "provider_unavailable",
             f"Provider {req.provider!r} cannot be called on this gateway: {reason}. "
             "Nothing was recorded; an operator must configure it first.",
@@ -152,8 +147,7 @@ async def create(
 
 def _replay(existing: Operation, fp: str) -> Operation:
     if existing.fingerprint != fp:
-        raise ApiError(
-            422,
+        raise Invalid(
             "idempotency_key_reused",
             "This Idempotency-Key was already used for a DIFFERENT request (provider, kind or "
             "input changed). A changed input is a new operation: choose a new key.",
@@ -169,10 +163,8 @@ def _new_operation(
     profile = ctx.profiles[req.provider]
     asked = req.deadlines
 
-    scale = ctx.settings.time_scale
-
     def seconds(asked_value: float | None, default: float) -> float:
-        return asked_value if asked_value is not None else default * scale
+        return asked_value if asked_value is not None else ctx.settings.scaled(default)
 
     create_s = seconds(asked.create_seconds if asked else None, profile.deadlines.create_seconds)
     result_s = seconds(asked.result_seconds if asked else None, profile.deadlines.result_seconds)

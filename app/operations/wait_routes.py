@@ -15,10 +15,11 @@ from sse_starlette.sse import EventSourceResponse
 
 from app.operations import cursors
 from app.operations import repository as repo
-from app.operations.endpoints import ERRORS, Caller, body_json, context_of, load
-from app.operations.presenter import agent_status
+from app.operations.endpoints import ERRORS, Caller, body_json, context_of
+from app.operations.presenter import agent_status, iso
+from app.operations.queries import get as load
 from app.operations.schemas import OperationBody
-from app.operations.states import State, is_done
+from app.operations.states import is_done
 
 router = APIRouter(prefix="/v1", tags=["operations"])
 
@@ -47,9 +48,9 @@ async def wait_operation(
     limit = settings.wait_default_seconds if timeout is None else timeout
     limit = min(limit, settings.wait_max_seconds)
     op = await load(ctx, op_id, who)
-    if not is_done(State(op.state)) and limit > 0:
+    if not is_done(op.state) and limit > 0:
         op = await request.app.state.waits.wait(op_id, limit) or op
-    if is_done(State(op.state)):
+    if is_done(op.state):
         return body_json(op, ctx, outcome=outcome_of(agent_status(op)))
     return body_json(op, ctx, outcome="timed_out")
 
@@ -116,7 +117,7 @@ async def stream_events(op_id: str, request: Request, who: Caller) -> EventSourc
                     "event": r.kind,
                     "data": _json(
                         {
-                            "at": r.at.isoformat(),
+                            "at": iso(r.at),  # Z, like /history
                             "kind": r.kind,
                             "actor": r.actor,
                             "from_state": r.from_state,
@@ -125,7 +126,7 @@ async def stream_events(op_id: str, request: Request, who: Caller) -> EventSourc
                         }
                     ),
                 }
-            if op is None or is_done(State(op.state)):
+            if op is None or is_done(op.state):
                 if op is not None:
                     yield {"event": "done", "data": _json(body_json(op, ctx))}
                 return

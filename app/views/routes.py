@@ -20,12 +20,13 @@ from pydantic import ValidationError
 from app.auth import deps
 from app.core import json_guard
 from app.core.context import AppContext
-from app.core.errors import ApiError
-from app.operations import attention, cancellation, endpoints
-from app.operations import repository as repo
-from app.operations.endpoints import context_of, load
+from app.core.errors import ApiError, DomainError, as_api_error
+from app.operations import attention, cancellation, endpoints, queries
+from app.operations.endpoints import context_of
 from app.operations.models import Operation
 from app.operations.presenter import to_body
+from app.operations.queries import get as load
+from app.operations.schemas import OperatorDecision, ResolveRequest
 from app.operations.states import NEEDS_ATTENTION, is_done
 from app.views.render import STATIC_DIR, check_same_origin, error_page, page, read_form
 
@@ -34,8 +35,8 @@ router = APIRouter(prefix="/operations", include_in_schema=False)
 PAGE_SIZE = 50  # operations per list page
 ATTENTION_LIMIT = 200  # rows on the attention page
 STATUSES = endpoints.STATUSES
-STATES = endpoints.STATES
-DECISIONS: tuple[str, ...] = get_args(attention.Decision)
+STATES = queries.STATES
+DECISIONS: tuple[str, ...] = get_args(OperatorDecision)
 # Fixed notices after a redirect: the query names one, so no text is ever reflected.
 NOTICES = {
     "cancel": "Cancel recorded. The lease owner sends it to the provider once; "
@@ -75,7 +76,8 @@ async def list_page(
         who = caller.name
         ctx = context_of(request)
         ops, next_cursor = await _list(ctx, caller, query, cursor)
-    except ApiError as err:
+    except (ApiError, DomainError) as exc:
+        err = as_api_error(exc)
         return _error(request, err, who=who)
     now = ctx.now()
     active = {k: v for k, v in query.items() if v}
@@ -103,7 +105,7 @@ async def _list(
     ctx: AppContext, who: deps.Principal, query: dict[str, str], cursor: str
 ) -> tuple[list[Operation], str | None]:
     """One page, with the API's filter rules and paging (not a copy of them)."""
-    flt = endpoints.build_filter(
+    flt = queries.build_filter(
         who.owner_filter,
         status=query["status"],
         state=query["state"],
@@ -111,7 +113,7 @@ async def _list(
         trace_id=query["trace_id"],
         label=query["label"],
     )
-    return await endpoints.list_page(
+    return await queries.list_page(
         ctx, flt, status=query["status"] or None, limit=PAGE_SIZE, cursor=cursor or None
     )
 
@@ -124,14 +126,12 @@ async def attention_page(request: Request) -> HTMLResponse:
         caller = await _operator(request)
         who = caller.name
         ctx = context_of(request)
-        async with ctx.db.read() as session:
-            ops = await attention.inbox(
-                session, principal=caller.owner_filter, limit=ATTENTION_LIMIT
-            )
-    except ApiError as err:
+        inbox = await queries.attention_inbox(ctx, caller, limit=ATTENTION_LIMIT)
+    except (ApiError, DomainError) as exc:
+        err = as_api_error(exc)
         return _error(request, err, who=who)
     now = ctx.now()
-    rows = [(op, to_body(op, now), attention.why(op) or "") for op in ops]
+    rows = [(op, to_body(op, now), why) for op, why in inbox]
     return page(
         request,
         "attention.html",
@@ -152,7 +152,8 @@ async def detail_page(request: Request, op_id: str, done: str = "") -> HTMLRespo
         caller = await _operator(request)
         who = caller.name
         return await _detail(request, op_id, caller, notice=NOTICES.get(done))
-    except ApiError as err:
+    except (ApiError, DomainError) as exc:
+        err = as_api_error(exc)
         return _error(request, err, who=who)
 
 
@@ -167,8 +168,7 @@ async def _detail(
 ) -> HTMLResponse:
     ctx = context_of(request)
     op = await load(ctx, op_id, caller)
-    async with ctx.db.read() as session:
-        history = await repo.history(session, op.id)
+    history = await queries.history(ctx, op.id, caller)
     now = ctx.now()
     state = op.state
     why = attention.why(op)
@@ -226,7 +226,8 @@ async def _action(
         json_guard.check(form)  # the same intake rules as the API's JSON bodies
         ctx = context_of(request)
         return caller, form, ctx, await load(ctx, op_id, caller)
-    except ApiError as err:
+    except (ApiError, DomainError) as exc:
+        err = as_api_error(exc)
         return _error(request, err, who=who)
 
 
@@ -240,7 +241,8 @@ async def cancel_action(request: Request, op_id: str) -> Response:
     reason = form.get("reason", "").strip()[: cancellation.MAX_REASON]
     try:
         await cancellation.request_cancel(ctx, op, caller.name, reason)
-    except ApiError as err:
+    except (ApiError, DomainError) as exc:
+        err = as_api_error(exc)
         return await _detail(request, op_id, caller, action_error=err, form=form)
     return _back(op_id, "cancel")
 
@@ -254,15 +256,16 @@ async def resolve_action(request: Request, op_id: str) -> Response:
     caller, form, ctx, op = checked
     try:
         await attention.resolve(ctx, op, caller.name, _resolve_request(form))
-    except ApiError as err:
+    except (ApiError, DomainError) as exc:
+        err = as_api_error(exc)
         return await _detail(request, op_id, caller, action_error=err, form=form)
     return _back(op_id, "resolve")
 
 
-def _resolve_request(form: dict[str, str]) -> attention.ResolveRequest:
+def _resolve_request(form: dict[str, str]) -> ResolveRequest:
     """The form as the API's request model; blank optional fields mean "not given"."""
     try:
-        return attention.ResolveRequest.model_validate(
+        return ResolveRequest.model_validate(
             {
                 "decision": form.get("decision", ""),
                 "reason": form.get("reason", "").strip(),

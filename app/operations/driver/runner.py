@@ -211,7 +211,7 @@ async def _renew(ctx: AppContext, op: Operation, fence: Fence) -> bool:
 
 
 def _retry_fields(ctx: AppContext, why: str) -> dict[str, Any]:
-    delay = REFUSAL_RETRY_SECONDS * ctx.settings.time_scale
+    delay = ctx.settings.scaled(REFUSAL_RETRY_SECONDS)
     return {
         "lease_owner": None,
         "lease_expires_at": None,

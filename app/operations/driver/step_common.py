@@ -34,7 +34,7 @@ def delay_for(
 
 
 def first_delay(ctx: AppContext, profile: Profile) -> float:
-    return profile.polling.initial_seconds * ctx.settings.time_scale
+    return ctx.settings.scaled(profile.polling.initial_seconds)
 
 
 def remote_fields(res: CallResult) -> dict[str, Any]:
