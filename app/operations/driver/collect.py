@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from app.providers.profile import Profile
 
 
+OFFLOAD_BYTES = 256 * 1024  # results carried in more bytes than this are checked in a thread
+
+
 def rules_for(profile: Profile, op: Operation) -> Rules:
     """Profile defaults, tightened by what the operation asked for in `input.validation`."""
     asked = op.input.get("validation") if isinstance(op.input, dict) else None
@@ -68,6 +71,17 @@ async def collect_result(
     return await _judge(ctx, profile, op, res, exchanges)
 
 
+def _large(res: CallResult) -> bool:
+    """Whether the answers that carried the result were big (or of unknown size)."""
+    total = sum(d.bytes for d in res.documents)
+    for ex in (res.exchange, *res.extra_exchanges):
+        length = {k.lower(): v for k, v in ex.response_headers.items()}.get("content-length")
+        if length is None or not length.isdigit():
+            return True  # chunked or unknown: treat as large
+        total += int(length)
+    return total > OFFLOAD_BYTES
+
+
 def _store(ctx: AppContext, sha256: str, result: Any) -> str:
     """Write and fsync a large result (run in a thread: file I/O never blocks the loop)."""
     return ctx.results.put(sha256, canonical(result))
@@ -85,14 +99,13 @@ def _unavailable(why: str) -> Decision:
 async def _judge(
     ctx: AppContext, profile: Profile, op: Operation, res: CallResult, exchanges: list[Any]
 ) -> Decision:
-    # Canonical JSON, sha256 and jsonschema over a large result are CPU work: off the loop.
-    verdict = await asyncio.to_thread(
-        check,
-        res.result,
-        claimed_sha256=res.result_sha256,
-        items=res.items,
-        rules=rules_for(profile, op),
-    )
+    rules = rules_for(profile, op)
+    if _large(res):  # canonical JSON, sha256 and jsonschema over it are CPU work: off the loop
+        verdict = await asyncio.to_thread(
+            check, res.result, claimed_sha256=res.result_sha256, items=res.items, rules=rules
+        )
+    else:  # a thread hop costs more than checking a small result
+        verdict = check(res.result, claimed_sha256=res.result_sha256, items=res.items, rules=rules)
     if not verdict.ok:
         return needs_human(
             State.RESULT_VALIDATION_FAILED,
