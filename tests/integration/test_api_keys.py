@@ -27,6 +27,7 @@ from app.core.db import sync_url
 from app.mock_provider.webhooks import signed_headers, webhook_body
 from app.operations import repository as repo
 from tests.conftest import Gateway, make_settings
+from tests.support.timing import budget
 
 WEBHOOK_SECRET = "whsec_" + base64.b64encode(b"jobgate-test-webhook-secret-0001").decode()
 
@@ -89,7 +90,7 @@ def jobgate(*args: str, database_url: str) -> subprocess.CompletedProcess[str]:
         env={**clean, "JOBGATE_DATABASE_URL": database_url},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=budget(60),
     )
 
 

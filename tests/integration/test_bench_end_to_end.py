@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.timing import budget
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -22,7 +24,7 @@ def test_end_to_end_bench_runs_and_counts_the_work() -> None:
     cmd = [sys.executable, str(ROOT / "bench" / "end_to_end.py")]
     cmd += ["--jobs", "8", "--concurrency", "4", "--warmup", "2", "--json"]
     cmd += ["--only", "ceiling,jobgate-sqlite"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=100, cwd=ROOT)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=budget(100), cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout)
 
