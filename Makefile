@@ -35,6 +35,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check app jobgate_client tests bench
 	$(BIN)/ruff format --check app jobgate_client tests bench
 	$(BIN)/mypy app jobgate_client
+	$(BIN)/lint-imports
 
 openapi: $(STAMP)
 	$(BIN)/python -m app.openapi_dump > openapi/openapi.json

@@ -51,13 +51,13 @@ async def _observe_forever(settings: Settings) -> None:
 
     from app.callbacks.delivery import CallbackDelivery
     from app.core.clock import SystemClock
-    from app.main import HTTP_LIMITS, build_engine
+    from app.main import HTTP_LIMITS, build_context
     from app.observer.worker import Observer
 
     async with httpx.AsyncClient(limits=HTTP_LIMITS) as http:
-        engine = build_engine(settings, clock=SystemClock(), http=http)
-        observer = Observer(engine)
-        callbacks = CallbackDelivery(engine, http)
+        ctx = build_context(settings, clock=SystemClock(), http=http)
+        observer = Observer(ctx)
+        callbacks = CallbackDelivery(ctx, http)
         loop = asyncio.get_running_loop()
 
         def stop() -> None:
@@ -70,7 +70,7 @@ async def _observe_forever(settings: Settings) -> None:
             # Both return after stop(): in-flight work finishes and releases its leases.
             await asyncio.gather(observer.run(), callbacks.run())
         finally:
-            await engine.db.dispose()
+            await ctx.db.dispose()
 
 
 def _require_schema(settings: Settings) -> None:

@@ -13,18 +13,19 @@ import httpx
 from fastapi import FastAPI
 
 from app import audit
+from app.callbacks import outbox
 from app.callbacks.delivery import CallbackDelivery
 from app.core import errors
 from app.core.clock import Clock, SystemClock
 from app.core.config import Settings
+from app.core.context import AppContext
 from app.core.db import Database
 from app.core.limits import BodyLimit
+from app.core.notify import Notifier
 from app.core.pg_listen import listen_forever
 from app.health import metrics_route
 from app.health import routes as health_routes
 from app.mcp import http as mcp_http
-from app.observer.context import Engine
-from app.observer.notify import Notifier
 from app.observer.worker import Observer
 from app.operations import control_routes, openapi_targets, result_routes, wait_routes
 from app.operations import endpoints as operations_endpoints
@@ -42,11 +43,12 @@ def default_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def build_engine(settings: Settings, *, clock: Clock, http: httpx.AsyncClient) -> Engine:
+def build_context(settings: Settings, *, clock: Clock, http: httpx.AsyncClient) -> AppContext:
     """The shared machinery; profiles are validated here so a bad one fails start-up."""
+    outbox.subscribe()  # completion callbacks follow the ledger's `done` event
     env = settings.provider_env()
     profiles = load_profiles(settings.profiles_dir, env)
-    return Engine(
+    return AppContext(
         db=Database(
             settings.database_url,
             info=audit.session_info(settings.audit_enabled, settings.audit_signing_key),
@@ -75,19 +77,19 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with httpx.AsyncClient(limits=HTTP_LIMITS, transport=transport) as http:
-            engine = build_engine(settings, clock=clock or SystemClock(), http=http)
-            app.state.engine = engine
-            observer = Observer(engine)
+            ctx = build_context(settings, clock=clock or SystemClock(), http=http)
+            app.state.ctx = ctx
+            observer = Observer(ctx)
             app.state.observer = observer
-            app.state.waits = WaitHub(engine.db, engine.notifier)
+            app.state.waits = WaitHub(ctx.db, ctx.notifier)
             task = asyncio.create_task(observer.run()) if run_observer else None
             # Callbacks are delivered wherever observers run (`--no-observer`: by `observe`).
-            callbacks = CallbackDelivery(engine, http)
+            callbacks = CallbackDelivery(ctx, http)
             app.state.callbacks = callbacks
             cb_task = asyncio.create_task(callbacks.run()) if run_observer else None
             listener = (
-                asyncio.create_task(listen_forever(settings.database_url, engine.notifier))
-                if not engine.db.is_sqlite
+                asyncio.create_task(listen_forever(settings.database_url, ctx.notifier))
+                if not ctx.db.is_sqlite
                 else None
             )
             try:
@@ -109,7 +111,7 @@ def create_app(
                 if task is not None:
                     with contextlib.suppress(asyncio.CancelledError):
                         await task
-                await engine.db.dispose()
+                await ctx.db.dispose()
 
     app = FastAPI(
         title="jobgate",

@@ -84,7 +84,8 @@ CONTENDERS = ("ceiling", "jobgate-sqlite", "dbos-sqlite", "jobgate-postgres", "d
 POLLS = 3  # "running" answers before the terminal one
 WAIT_TIMEOUT_S = 60  # one /wait call; agents call again until the operation is done
 DEADLINES = {"create_seconds": 120, "result_seconds": 3600}  # real seconds, not scaled
-START_TIMEOUT_S = 30.0
+# A process becoming healthy; the test suite scales it on slow machines (tests/support/timing.py).
+START_TIMEOUT_S = 30.0 * max(1.0, float(os.environ.get("JOBGATE_TEST_TIME_FACTOR") or 1))
 
 
 def mock_profile_first_delay() -> tuple[float, float, float]:

@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.core.clock import SystemClock
 from app.core.config import Settings
+from app.core.context import AppContext
 from app.core.db import sync_url
 from app.core.migrate import upgrade
-from app.main import build_engine
-from app.observer.context import Engine
+from app.main import build_context
 from app.observer.worker import Observer
 from app.operations import repository as repo
 from app.operations.repository import HIST, OPS
@@ -74,7 +74,7 @@ class ShiftedClock(SystemClock):
 class TimedObserver(Observer):
     """The real observer; each tick's wall time and claim count are kept while measuring."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: AppContext) -> None:
         super().__init__(engine)
         self.measuring = False
         self.ticks: list[tuple[float, int]] = []
@@ -166,7 +166,7 @@ def seed(url: str, n: int, period: float) -> dict[str, datetime]:
     return due
 
 
-async def explain_claim(engine: Engine) -> str:
+async def explain_claim(engine: AppContext) -> str:
     """The plan of the exact UPDATE `repo.claim_due` sends (captured, then rolled back)."""
     captured: list[tuple[str, Any]] = []
 
@@ -214,7 +214,7 @@ def status_stub(period: float) -> httpx.MockTransport:
 
 
 async def lateness(
-    engine: Engine, due: dict[str, datetime], t0: datetime, t1: datetime
+    engine: AppContext, due: dict[str, datetime], t0: datetime, t1: datetime
 ) -> list[float]:
     """received_at of each poll minus when it was due (seeded, or previous + hint)."""
     stmt = select(HIST.c.operation_id, HIST.c.data).where(HIST.c.kind == "observation")
@@ -245,7 +245,7 @@ async def run_case(backend: str, size: int, args: argparse.Namespace, tmp: Path)
             observer_id="bench",
         )
         async with httpx.AsyncClient(transport=status_stub(period)) as http:
-            engine = build_engine(settings, clock=clock, http=http)
+            engine = build_context(settings, clock=clock, http=http)
             max_hint = engine.profiles["mock"].polling.max_seconds
             case.hint, case.clamped = min(period, max_hint), period > max_hint
             observer = TimedObserver(engine)

@@ -24,8 +24,10 @@ from sqlalchemy.engine import make_url
 
 from app.core.clock import FakeClock
 from app.core.config import Settings
+from app.core.context import AppContext
 from app.core.migrate import upgrade
 from tests.support.servers import serve_app
+from tests.support.timing import TEST_TIMEOUT_S, budget
 
 BACKEND_URL = os.environ.get("JOBGATE_DATABASE_URL", "")
 _PROVIDER_ENV = ("OPENAI_", "ANTHROPIC_", "REPLICATE_", "AZURE_LANGUAGE_", "GOOGLE_")
@@ -51,6 +53,8 @@ def pytest_pycollect_makeitem(collector: Any, name: str, obj: Any) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     skip_slow = pytest.mark.skip(reason="slow: pass --run-slow")
     for item in items:
+        if item.get_closest_marker("timeout") is None:  # the ini's 120 s, scaled for this machine
+            item.add_marker(pytest.mark.timeout(budget(TEST_TIMEOUT_S)))
         if "slow" in item.keywords and not config.getoption("--run-slow"):
             item.add_marker(skip_slow)
         if "fuzz" in item.keywords and not config.getoption("--run-fuzz"):
@@ -170,8 +174,8 @@ class Gateway:
     mock: httpx.Client
 
     @property
-    def engine(self) -> Any:
-        return self.app.state.engine
+    def ctx(self) -> AppContext:
+        return self.app.state.ctx
 
     async def tick(self, advance: float = 0.0) -> int:
         """Move the clock, then run one observer tick (what the background loop does)."""
@@ -210,7 +214,7 @@ class Gateway:
         return list(stats["jobs_by_reference"].get(op_id, []))
 
     async def token_of(self, op_id: str) -> str:
-        async with self.engine.db.transaction() as session:
+        async with self.ctx.db.transaction() as session:
             from app.operations import repository as repo
 
             op = await repo.get(session, op_id)

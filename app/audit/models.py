@@ -1,7 +1,7 @@
 """The audit tables: the hash-chained log and its one-row head.
 
 `audit_log` is append-only (the database refuses UPDATE, DELETE and TRUNCATE;
-see migration 0007). `audit_head` holds the last entry's seq and hash, and its
+see migration 0006). `audit_head` holds the last entry's seq and hash, and its
 HMAC when a signing key is configured; appenders lock this row, which is what
 keeps several processes on one chain.
 """

@@ -113,7 +113,7 @@ def record_history(
 
 
 # One statement per entry, all sent at once (executemany): each reads the head, chains
-# after it and, through the AFTER INSERT trigger of migration 0007, moves it. The hash
+# after it and, through the AFTER INSERT trigger of migration 0006, moves it. The hash
 # is `chain.seal(prefix, prev_hash, seq)`: in PostgreSQL with its own sha256, in SQLite
 # through that Python function registered on the connection. Fewer round trips inside
 # the transaction is what keeps the trail cheap: on SQLite every writer waits for them.

@@ -110,5 +110,5 @@ async def revoke(db: Database, name: str, now: datetime, *, actor: str = "cli") 
 
 
 async def list_keys(db: Database) -> list[ApiKey]:
-    async with db.transaction() as session:
+    async with db.read() as session:
         return await repo.list_all(session)

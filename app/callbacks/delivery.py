@@ -23,9 +23,9 @@ from standardwebhooks.webhooks import Webhook
 from app import audit
 from app.callbacks import outbox
 from app.callbacks.outbox import Claimed
-from app.callbacks.ssrf import CallbackForbidden, Resolver, check_url
 from app.core import telemetry
-from app.observer.context import Engine
+from app.core.context import AppContext
+from app.core.ssrf import CallbackForbidden, Resolver, check_url
 from app.operations import repository as ops_repo
 
 log = logging.getLogger(__name__)
@@ -65,13 +65,13 @@ class CallbackDelivery:
     """One delivery worker; any number may share a database."""
 
     def __init__(
-        self, engine: Engine, http: httpx.AsyncClient, *, resolver: Resolver | None = None
+        self, ctx: AppContext, http: httpx.AsyncClient, *, resolver: Resolver | None = None
     ) -> None:
-        self.engine = engine
+        self.ctx = ctx
         self.http = http
         self.resolver = resolver
-        self.interval = engine.settings.callback_interval_seconds
-        secret = engine.settings.callback_secret
+        self.interval = ctx.settings.callback_interval_seconds
+        secret = ctx.settings.callback_secret
         # Built now so a malformed secret stops start-up instead of every delivery.
         self.signer = Webhook(secret) if secret else None
         if self.signer is None:
@@ -81,19 +81,19 @@ class CallbackDelivery:
 
     @property
     def owner(self) -> str:
-        return f"{self.engine.worker_id}/callbacks"
+        return f"{self.ctx.worker_id}/callbacks"
 
     async def tick(self) -> int:
         """Claim one batch of due events and attempt each once; returns how many."""
-        engine = self.engine
-        async with engine.db.transaction() as session:
+        ctx = self.ctx
+        async with ctx.db.transaction() as session:
             claims = await outbox.claim_due(
                 session,
-                now=engine.now(),
+                now=ctx.now(),
                 owner=self.owner,
                 lease_seconds=CLAIM_LEASE_SECONDS,
                 limit=CLAIM_BATCH,
-                skip_locked=not engine.db.is_sqlite,
+                skip_locked=not ctx.db.is_sqlite,
             )
 
         async def one(claim: Claimed) -> None:
@@ -109,7 +109,7 @@ class CallbackDelivery:
 
     async def attempt(self, claim: Claimed) -> None:
         """One POST of one claimed event, then its attempt row in one transaction."""
-        engine = self.engine
+        ctx = self.ctx
         body = json.dumps(claim.payload, separators=(",", ":"), ensure_ascii=False)
         status: int | None = None
         text: str | None = None
@@ -117,9 +117,9 @@ class CallbackDelivery:
         started = time.perf_counter()
         forbidden = False
         try:
-            if not engine.settings.allow_private_callbacks:
+            if not ctx.settings.allow_private_callbacks:
                 await check_url(claim.url, resolver=self.resolver)
-            headers = signed_headers(self.signer, claim.event_id, body, engine.now())
+            headers = signed_headers(self.signer, claim.event_id, body, ctx.now())
             response = await self.http.post(
                 claim.url,
                 content=body.encode(),
@@ -146,16 +146,16 @@ class CallbackDelivery:
         duration_ms: float,
         forbidden: bool,
     ) -> None:
-        engine = self.engine
-        now = engine.now()
+        ctx = self.ctx
+        now = ctx.now()
         if error is None:
             outcome, next_at = "delivered", None
         elif forbidden or claim.attempt >= MAX_ATTEMPTS:
             outcome, next_at = "gave_up", None
         else:
-            delay = retry_delay(claim.attempt, engine.settings.time_scale)
+            delay = retry_delay(claim.attempt, ctx.settings.time_scale)
             outcome, next_at = "retry", now + timedelta(seconds=delay)
-        async with engine.db.transaction() as session:
+        async with ctx.db.transaction() as session:
             ours = await outbox.record_attempt(
                 session,
                 claim,
@@ -172,7 +172,7 @@ class CallbackDelivery:
                     session,
                     kind="callback_attempt",
                     at=now,
-                    actor=f"callbacks:{engine.worker_id}",
+                    actor=f"callbacks:{ctx.worker_id}",
                     operation_id=claim.operation_id,
                     payload={
                         **_history_data(claim, status, error),
@@ -186,7 +186,7 @@ class CallbackDelivery:
                     operation_id=claim.operation_id,
                     at=now,
                     kind="callback",
-                    actor=f"callbacks:{engine.worker_id}",
+                    actor=f"callbacks:{ctx.worker_id}",
                     cause=(
                         f"completion callback delivered on attempt {claim.attempt}"
                         if outcome == "delivered"

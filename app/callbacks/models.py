@@ -57,7 +57,11 @@ class CallbackAttempt(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("outbox_id", "attempt", name="uq_callback_attempts_number"),)
 
     id: int | None = _pk()
-    outbox_id: int = Field(index=True)
+    outbox_id: int = Field(
+        sa_column=Column(
+            "outbox_id", BigInteger().with_variant(Integer, "sqlite"), nullable=False, index=True
+        )
+    )
     event_id: str
     attempt: int
     at: datetime = Field(sa_type=UTCDateTime)

@@ -7,17 +7,19 @@ loop (`delivery.py`) owns the transactions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.callbacks.models import CallbackAttempt, CallbackOutbox
+from app.core import queue
+from app.core.sql import insert_if_absent
+from app.operations import events
 from app.operations.models import Operation
 from app.operations.presenter import to_body
 from app.operations.states import State
-from app.webhooks.repository import insert_if_absent
 
 OUTBOX = CallbackOutbox.__table__  # type: ignore[attr-defined]
 ATTEMPTS = CallbackAttempt.__table__  # type: ignore[attr-defined]
@@ -58,6 +60,16 @@ async def enqueue_completion(
     return await insert_if_absent(session, OUTBOX, row)
 
 
+async def _on_done(session: AsyncSession, op: Operation, state: State, now: datetime) -> None:
+    if op.callback_url:
+        await enqueue_completion(session, op, state, now)
+
+
+def subscribe() -> None:
+    """Enqueue a completion event whenever the ledger reports an operation done."""
+    events.on_done(_on_done)
+
+
 @dataclass(frozen=True)
 class Claimed:
     """One outbox row taken for one attempt, with the fence of that claim."""
@@ -81,42 +93,37 @@ async def claim_due(
     limit: int,
     skip_locked: bool,
 ) -> list[Claimed]:
-    """Take due pending events under a lease (one statement), numbering the attempt.
+    """Take due pending events under a lease (`core.queue.claim`), numbering the attempt.
 
     The attempt number is bumped by the claim itself, so two claims of one event
-    (a lapsed lease) never share a number; `next_attempt_at` moves to the lease
-    expiry so a claimer that dies makes the event due again exactly then.
+    (a lapsed lease) never share a number.
     """
-    expires = now + timedelta(seconds=lease_seconds)
-    due = select(OUTBOX.c.id).where(
-        OUTBOX.c.status == PENDING,
-        OUTBOX.c.next_attempt_at <= now,
-        or_(OUTBOX.c.lease_expires_at.is_(None), OUTBOX.c.lease_expires_at <= now),
+    due = await queue.claim(
+        session,
+        OUTBOX,
+        next_column="next_attempt_at",
+        now=now,
+        owner=owner,
+        lease_seconds=lease_seconds,
+        limit=limit,
+        skip_locked=skip_locked,
+        where=(OUTBOX.c.status == PENDING,),
+        also={"attempts": OUTBOX.c.attempts + 1},
     )
-    due = due.order_by(OUTBOX.c.next_attempt_at).limit(limit)
-    if skip_locked:
-        due = due.with_for_update(skip_locked=True)
-    stmt = (
-        update(OUTBOX)
-        .where(OUTBOX.c.id.in_(due.scalar_subquery()))
-        .values(
-            lease_owner=owner,
-            lease_token=OUTBOX.c.lease_token + 1,
-            lease_expires_at=expires,
-            next_attempt_at=expires,
-            attempts=OUTBOX.c.attempts + 1,
-        )
-        .returning(
-            OUTBOX.c.id,
-            OUTBOX.c.event_id,
-            OUTBOX.c.operation_id,
-            OUTBOX.c.url,
-            OUTBOX.c.payload,
-            OUTBOX.c.attempts,
-            OUTBOX.c.lease_token,
-        )
-    )
-    rows = (await session.execute(stmt)).all()
+    if not due:
+        return []
+    ids = [row.id for row in due]
+    stmt = select(
+        OUTBOX.c.id,
+        OUTBOX.c.event_id,
+        OUTBOX.c.operation_id,
+        OUTBOX.c.url,
+        OUTBOX.c.payload,
+        OUTBOX.c.attempts,
+        OUTBOX.c.lease_token,
+    ).where(OUTBOX.c.id.in_(ids))
+    order = {id_: i for i, id_ in enumerate(ids)}
+    rows = sorted((await session.execute(stmt)).all(), key=lambda r: order[r.id])
     return [
         Claimed(
             id=r.id,

@@ -52,12 +52,17 @@ def sqlite_pragmas(dbapi_conn: Any) -> None:
     cur.close()
 
 
+READ_ONLY = "jobgate_read_only"  # execution option: this transaction only reads
+
+
 def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
-    """An async engine; on SQLite every transaction starts with BEGIN IMMEDIATE.
+    """An async engine; on SQLite every write transaction starts with BEGIN IMMEDIATE.
 
     SQLite upgrades a read lock to a write lock lazily and fails that upgrade with
     SQLITE_BUSY without waiting; taking the write lock up front makes concurrent
-    writers queue on the busy timeout instead.
+    writers queue on the busy timeout instead. A transaction opened by
+    `Database.read()` never writes, so it starts with a plain (deferred) BEGIN: in
+    WAL mode it reads a snapshot and never competes with the writer.
     """
     if is_sqlite(url):
         engine = create_async_engine(async_url(url), pool_size=pool_size, max_overflow=0)
@@ -69,7 +74,8 @@ def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
 
         @event.listens_for(engine.sync_engine, "begin")
         def _begin(conn: Any) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            reading = conn.get_execution_options().get(READ_ONLY, False)
+            conn.exec_driver_sql("BEGIN" if reading else "BEGIN IMMEDIATE")
 
         return engine
     return create_async_engine(
@@ -85,12 +91,27 @@ class Database:
         self.engine = make_engine(url)
         # `info` is copied into every session (e.g. the audit trail's settings).
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False, info=info)
+        # Same pool; the option only changes how SQLite begins (see make_engine).
+        self.read_sessions = async_sessionmaker(
+            self.engine.execution_options(**{READ_ONLY: True}), expire_on_commit=False, info=info
+        )
         self.is_sqlite = is_sqlite(url)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
         """One unit of work: commit on success, roll back on any exception."""
         async with self.sessions() as session, session.begin():
+            yield session
+
+    write = transaction  # the name that says what it is for, beside `read`
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncSession]:
+        """A transaction that only reads: no write lock on SQLite, one consistent snapshot.
+
+        For GETs, waits and streams; anything that writes uses `write()`.
+        """
+        async with self.read_sessions() as session, session.begin():
             yield session
 
     async def dispose(self) -> None:

@@ -33,6 +33,50 @@ class ApiError(Exception):
         self.operation: dict[str, Any] | None = None  # the operation's body, when attached
 
 
+class DomainError(Exception):
+    """A refusal in the domain's terms, with a stable code and no HTTP status.
+
+    Services raise its kinds; `as_api_error` maps each kind to a status, in this
+    one place, for the API's handler and the HTML views alike.
+    """
+
+    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details or {}
+        self.operation: dict[str, Any] | None = None  # the operation's body, when attached
+
+
+class BadInput(DomainError):
+    """The request itself is malformed (e.g. a missing or unusable Idempotency-Key)."""
+
+
+class NotFound(DomainError):
+    """No such thing for this caller."""
+
+
+class Conflict(DomainError):
+    """The operation's current state does not allow it."""
+
+
+class Invalid(DomainError):
+    """Well-formed, but it cannot be carried out as asked."""
+
+
+_HTTP_STATUS: dict[type[DomainError], int] = {BadInput: 400, NotFound: 404, Conflict: 409}
+
+
+def as_api_error(exc: DomainError | ApiError) -> ApiError:
+    """The HTTP form of a refusal (Invalid and any other kind: 422)."""
+    if isinstance(exc, ApiError):
+        return exc
+    status = next((s for k, s in _HTTP_STATUS.items() if isinstance(exc, k)), 422)
+    err = ApiError(status, exc.code, exc.message, exc.details)
+    err.operation = exc.operation
+    return err
+
+
 def error_response(
     status: int,
     code: str,
@@ -83,6 +127,13 @@ def install(app: FastAPI) -> None:
     async def _api(_: Request, exc: ApiError) -> JSONResponse:
         return error_response(
             exc.status, exc.code, exc.message, exc.details, operation=exc.operation
+        )
+
+    @app.exception_handler(DomainError)
+    async def _domain(_: Request, exc: DomainError) -> JSONResponse:
+        err = as_api_error(exc)
+        return error_response(
+            err.status, err.code, err.message, err.details, operation=err.operation
         )
 
     @app.exception_handler(RequestValidationError)

@@ -7,7 +7,7 @@ import logging
 
 from sqlalchemy.engine import make_url
 
-from app.observer.notify import Notifier
+from app.core.notify import Notifier
 
 log = logging.getLogger(__name__)
 

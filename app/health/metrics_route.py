@@ -19,7 +19,7 @@ router = APIRouter()
 @router.get("/metrics", include_in_schema=False)
 async def metrics(request: Request) -> Response:
     """Everything jobgate counts, plus the process collectors of prometheus_client."""
-    db = request.app.state.engine.db
+    db = request.app.state.ctx.db
     async with db.transaction() as session:
         by_state = await stats.open_state_counts(session)
         attention = await stats.attention_count(session)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from app.observer.context import Engine
-from app.observer.runner import process
+from app.core.context import AppContext
 from app.operations import repository as repo
+from app.operations.driver.runner import process
 from app.operations.repository import Fence
 
 log = logging.getLogger(__name__)
@@ -26,31 +26,31 @@ MIN_SLEEP_SECONDS = 0.01  # never spin between ticks
 class Observer:
     """One observer: any number of them may share a database."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self.batch = engine.settings.observer_batch
-        self.interval = engine.settings.observer_interval_seconds
-        self._sem = asyncio.Semaphore(SQLITE_CONCURRENCY if engine.db.is_sqlite else CONCURRENCY)
+    def __init__(self, ctx: AppContext) -> None:
+        self.ctx = ctx
+        self.batch = ctx.settings.observer_batch
+        self.interval = ctx.settings.observer_interval_seconds
+        self._sem = asyncio.Semaphore(SQLITE_CONCURRENCY if ctx.db.is_sqlite else CONCURRENCY)
         self._stopping = asyncio.Event()
 
     async def tick(self) -> int:
         """Claim one batch and process it; returns how many operations were claimed."""
-        engine = self.engine
-        async with engine.db.transaction() as session:
+        ctx = self.ctx
+        async with ctx.db.transaction() as session:
             ops = await repo.claim_due(
                 session,
-                now=engine.now(),
-                owner=engine.worker_id,
-                lease_seconds=engine.lease_seconds,
+                now=ctx.now(),
+                owner=ctx.worker_id,
+                lease_seconds=ctx.lease_seconds,
                 limit=self.batch,
-                skip_locked=not engine.db.is_sqlite,
+                skip_locked=not ctx.db.is_sqlite,
             )
 
         async def one(op_id: str, token: int) -> None:
             async with self._sem:
                 op = next(o for o in ops if o.id == op_id)
                 try:
-                    await process(engine, op, Fence(engine.worker_id, token))
+                    await process(ctx, op, Fence(ctx.worker_id, token))
                 except Exception:  # one bad operation must not stop the others
                     log.exception("processing %s failed", op_id)
 
@@ -60,7 +60,7 @@ class Observer:
 
     async def run(self) -> None:
         """Tick until `stop()`; in-flight work finishes and releases its leases first."""
-        notifier = self.engine.notifier
+        notifier = self.ctx.notifier
         while not self._stopping.is_set():
             try:
                 n = await self.tick()
@@ -84,14 +84,14 @@ class Observer:
     async def _pause(self) -> float:
         """Sleep until the next operation is due, at most one interval."""
         try:
-            async with self.engine.db.transaction() as session:
+            async with self.ctx.db.transaction() as session:
                 due = await repo.next_due_at(session)
         except Exception:
             log.exception("could not read the next due time")
             return self.interval
         if due is None:
             return self.interval
-        wait = (due - self.engine.now()).total_seconds()
+        wait = (due - self.ctx.now()).total_seconds()
         return min(self.interval, max(MIN_SLEEP_SECONDS, wait))
 
     def stop(self) -> None:

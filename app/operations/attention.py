@@ -7,66 +7,37 @@ and why; each decision is a history row and nothing before it is erased.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import ApiError
-from app.core.json_guard import NO_NUL
-from app.observer.context import Engine
+from app.core.context import AppContext
+from app.core.errors import Conflict, Invalid
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.models import Operation
-from app.operations.states import NEEDS_ATTENTION, Evidence, State, TransitionRefused
-
-OPS = repo.OPS
-
-Decision = Literal["resume_observing", "accept_job", "retry_collection", "abandon", "acknowledge"]
-
-WHY = {
-    State.CONTRACT_VIOLATION: "provider broke its contract (conflicting job ids)",
-    State.RESULT_TIMED_OUT: "result deadline passed",
-    State.CANCELLATION_UNCONFIRMED: "cancel deadline passed without confirmation",
-    State.CREATE_UNCONFIRMED: "create never confirmed; a remote job may exist",
-    State.RESULT_UNAVAILABLE: "result could not be fetched",
-    State.RESULT_VALIDATION_FAILED: "result failed its checks",
-    State.STALLED: "the gateway failed repeatedly to move it forward; automation stopped",
-}
-
-
-class ResolveRequest(BaseModel):
-    """An operator's decision on an operation that needs attention."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    decision: Decision
-    reason: str = Field(min_length=1, max_length=2000, pattern=NO_NUL)
-    remote_job_id: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
-    result_deadline_seconds: float | None = Field(default=None, gt=0, le=30 * 86400)
+from app.operations.schemas import ResolveRequest
+from app.operations.states import (
+    HUMAN_WHY,
+    NEEDS_ATTENTION,
+    Evidence,
+    EvidenceKind,
+    State,
+    TransitionRefused,
+)
 
 
 async def inbox(session: AsyncSession, *, principal: str | None, limit: int) -> list[Operation]:
     """Oldest first: needs-attention states, plus unacknowledged partial results."""
-    attention = [s.value for s in NEEDS_ATTENTION]
-    partial = and_(
-        OPS.c.state == State.SUCCEEDED.value,
-        OPS.c.acknowledged_at.is_(None),
-        OPS.c.result_summary.is_not(None),
+    return await repo.attention_inbox(
+        session, principal=principal, limit=limit, attention=NEEDS_ATTENTION
     )
-    stmt = select(Operation).where(or_(OPS.c.state.in_(attention), partial))
-    if principal is not None:
-        stmt = stmt.where(OPS.c.principal == principal)
-    stmt = stmt.order_by(OPS.c.updated_at, OPS.c.id).limit(limit * 4)
-    ops = [o for o in (await session.execute(stmt)).scalars() if why(o)]
-    return ops[:limit]
 
 
 def why(op: Operation) -> str | None:
-    state = State(op.state)
-    if state in WHY:
-        return WHY[state]
+    state = op.state
+    if state in HUMAN_WHY:
+        return HUMAN_WHY[state][0]
     summary = op.result_summary if isinstance(op.result_summary, dict) else {}
     if state == State.SUCCEEDED and int(summary.get("failed") or 0) and not op.acknowledged_at:
         return f"completed with errors: {summary.get('failed')} items failed"
@@ -81,16 +52,15 @@ _TARGETS: dict[str, State] = {
 }
 
 
-async def resolve(engine: Engine, op: Operation, who: str, req: ResolveRequest) -> Operation:
+async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest) -> Operation:
     """Apply one decision; 409 when it does not fit the operation's state."""
-    now = engine.now()
+    now = ctx.now()
     actor = f"operator:{who}"
     if req.decision == "acknowledge":
-        return await _acknowledge(engine, op, actor, req)
-    state = State(op.state)
+        return await _acknowledge(ctx, op, actor, req)
+    state = op.state
     if state not in NEEDS_ATTENTION:
-        raise ApiError(
-            409,
+        raise Conflict(
             "not_needing_attention",
             f"Operation is {op.state}; only needs-attention states can be resolved.",
         )
@@ -105,15 +75,13 @@ async def resolve(engine: Engine, op: Operation, who: str, req: ResolveRequest) 
     }
     if req.decision == "accept_job":
         if not req.remote_job_id:
-            raise ApiError(
-                422,
+            raise Invalid(
                 "remote_job_id_required",
                 "accept_job needs remote_job_id: the job the operator verified.",
             )
         fields["remote_job_id"] = req.remote_job_id
     elif req.decision in ("resume_observing", "retry_collection") and not op.remote_job_id:
-        raise ApiError(
-            409,
+        raise Conflict(
             "remote_job_unknown",
             "No remote job id is known; use accept_job with the verified id.",
         )
@@ -129,17 +97,18 @@ async def resolve(engine: Engine, op: Operation, who: str, req: ResolveRequest) 
     if req.result_deadline_seconds is not None:
         fields["result_deadline_at"] = now + timedelta(seconds=req.result_deadline_seconds)
     elif req.decision != "abandon" and op.result_deadline_at <= now:
-        raise ApiError(
-            422,
+        raise Invalid(
             "result_deadline_required",
             "The result deadline has passed; give result_deadline_seconds.",
         )
     if state == State.CANCELLATION_UNCONFIRMED and req.decision != "abandon":
         fields["cancel_deadline_at"] = now + timedelta(
-            seconds=req.result_deadline_seconds or engine.settings.scaled(300)
+            seconds=req.result_deadline_seconds or ctx.settings.scaled(300)
         )
-    evidence = Evidence("operator_decision", {"decision": req.decision, "by": who}, operator=True)
-    async with engine.db.transaction() as session:
+    evidence = Evidence(
+        EvidenceKind.OPERATOR_DECISION, {"decision": req.decision, "by": who}, operator=True
+    )
+    async with ctx.db.transaction() as session:
         try:
             applied = await ledger.transition(
                 session,
@@ -154,30 +123,33 @@ async def resolve(engine: Engine, op: Operation, who: str, req: ResolveRequest) 
                 data={"decision": req.model_dump()},
             )
         except TransitionRefused as err:
-            raise ApiError(409, "decision_not_allowed", str(err)) from err
+            raise Conflict("decision_not_allowed", str(err)) from err
         if not applied:
-            raise ApiError(409, "operation_changed", "The operation changed; read it again.")
-    engine.notifier.kick()
-    engine.notifier.publish(op.id)
+            raise Conflict("operation_changed", "The operation changed; read it again.")
+    ctx.notifier.kick()
+    ctx.notifier.publish(op.id)
     return op
 
 
-async def _acknowledge(engine: Engine, op: Operation, actor: str, req: ResolveRequest) -> Operation:
-    if why(op) is None or State(op.state) != State.SUCCEEDED:
-        raise ApiError(
-            409,
+async def _acknowledge(
+    ctx: AppContext, op: Operation, actor: str, req: ResolveRequest
+) -> Operation:
+    if why(op) is None or op.state != State.SUCCEEDED:
+        raise Conflict(
             "nothing_to_acknowledge",
             "acknowledge applies to completed-with-errors results in the inbox.",
         )
-    now = engine.now()
-    async with engine.db.transaction() as session:
-        await repo.update_fenced(
+    now = ctx.now()
+    async with ctx.db.transaction() as session:
+        applied = await repo.operator_update(
             session,
             op.id,
-            fence=None,
+            expected_version=op.version,
             at=now,
             fields={"acknowledged_at": now, "acknowledged_by": actor},
         )
+        if not applied:  # another decision landed since this request read the operation
+            raise Conflict("operation_changed", "The operation changed; read it again.")
         await ledger.record(
             session,
             op,

@@ -10,25 +10,22 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlalchemy import and_, or_, update
-
-from app.core.errors import ApiError
-from app.observer.context import Engine
+from app.core.context import AppContext
+from app.core.errors import Conflict
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.models import Operation
-from app.operations.states import NEEDS_ATTENTION, TERMINAL, State, is_done
+from app.operations.schemas import MAX_CANCEL_REASON
+from app.operations.states import NEEDS_ATTENTION, TERMINAL, is_done
 
-OPS = repo.OPS
-MAX_REASON = 1000
+MAX_REASON = MAX_CANCEL_REASON
 
 
-async def request_cancel(engine: Engine, op: Operation, who: str, reason: str) -> Operation:
+async def request_cancel(ctx: AppContext, op: Operation, who: str, reason: str) -> Operation:
     """Record the intent (once); later calls are idempotent and change nothing."""
-    state = State(op.state)
+    state = op.state
     if is_done(state):
-        raise ApiError(
-            409,
+        raise Conflict(
             "operation_done",
             f"The operation is already done ({op.state}); there is nothing to cancel and no "
             "cancel was sent.",
@@ -36,38 +33,24 @@ async def request_cancel(engine: Engine, op: Operation, who: str, reason: str) -
         )
     if op.cancel_requested_at is not None:
         return op
-    now = engine.now()
-    profile = engine.profiles[op.provider]
-    seconds = op.cancel_seconds or engine.settings.scaled(profile.deadlines.cancel_seconds)
+    now = ctx.now()
+    profile = ctx.profiles[op.provider]
+    seconds = op.cancel_seconds or ctx.settings.scaled(profile.deadlines.cancel_seconds)
     deadline = now + timedelta(seconds=seconds)
     done = [s.value for s in TERMINAL | NEEDS_ATTENTION]
-    async with engine.db.transaction() as session:
-        stmt = (
-            update(OPS)
-            .where(OPS.c.id == op.id, OPS.c.cancel_requested_at.is_(None), OPS.c.state.not_in(done))
-            .values(
-                cancel_requested_at=now,
-                cancel_requested_by=who,
-                cancel_reason=reason[:MAX_REASON],
-                cancel_deadline_at=deadline,
-                updated_at=now,
-            )
+    async with ctx.db.transaction() as session:
+        applied = await repo.record_cancel_intent(
+            session,
+            op.id,
+            now=now,
+            by=who,
+            reason=reason[:MAX_REASON],
+            deadline=deadline,
+            done_states=done,
         )
-        applied = (await session.execute(stmt)).rowcount == 1  # type: ignore[attr-defined]
         if applied:
             # Due now, unless a lease holder is mid-step: it sees the intent on its next step.
-            await session.execute(
-                update(OPS)
-                .where(
-                    OPS.c.id == op.id,
-                    or_(
-                        OPS.c.lease_owner.is_(None),
-                        and_(OPS.c.lease_expires_at.is_not(None), OPS.c.lease_expires_at <= now),
-                    ),
-                    OPS.c.next_poll_at.is_not(None),
-                )
-                .values(next_poll_at=now, next_poll_reason="cancel requested")
-            )
+            await repo.make_due_now(session, op.id, now=now, reason="cancel requested")
             await ledger.record(
                 session,
                 op,
@@ -84,10 +67,9 @@ async def request_cancel(engine: Engine, op: Operation, who: str, reason: str) -
                 },
             )
         fresh = await repo.get(session, op.id)
-    engine.notifier.kick()
-    if not applied and fresh is not None and is_done(State(fresh.state)):
-        raise ApiError(
-            409,
+    ctx.notifier.kick()
+    if not applied and fresh is not None and is_done(fresh.state):
+        raise Conflict(
             "operation_done",
             f"The operation finished ({fresh.state}) before the cancel was recorded.",
             {"state": fresh.state},

@@ -6,31 +6,29 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
 
-from app.core.errors import ApiError
+from app.core.errors import ApiError, DomainError
 from app.core.json_body import StrictJsonRoute
-from app.core.json_guard import NO_NUL
-from app.operations import attention, cancellation, error_docs
+from app.operations import attention, cancellation, error_docs, queries
 from app.operations.endpoints import (
     ERRORS,
     Caller,
     Operator,
     attach_operation,
     body_json,
-    engine_of,
-    load,
+    context_of,
     present,
 )
-from app.operations.schemas import OperationBody
+from app.operations.queries import get as load
+from app.operations.schemas import (
+    AttentionItem,
+    AttentionList,
+    CancelRequest,
+    OperationBody,
+    ResolveRequest,
+)
 
 router = APIRouter(prefix="/v1", tags=["operations"], route_class=StrictJsonRoute)
-
-
-class CancelRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    reason: str = Field(default="", max_length=cancellation.MAX_REASON, pattern=NO_NUL)
 
 
 @router.post(
@@ -44,25 +42,14 @@ async def cancel_operation(
     op_id: str, request: Request, who: Caller, req: CancelRequest | None = None
 ) -> JSONResponse:
     """Record the intent to cancel; 202 and NOT confirmed until the provider says so."""
-    engine = engine_of(request)
-    op = await load(engine, op_id, who)
+    ctx = context_of(request)
+    op = await load(ctx, op_id, who)
     try:
-        op = await cancellation.request_cancel(
-            engine, op, who.name, (req or CancelRequest()).reason
-        )
-    except ApiError as err:  # e.g. 409 operation_done: say where it stands and what next
-        await attach_operation(err, engine, op_id, who)
+        op = await cancellation.request_cancel(ctx, op, who.name, (req or CancelRequest()).reason)
+    except (ApiError, DomainError) as err:  # e.g. 409 operation_done: where it stands, what next
+        await attach_operation(err, ctx, op_id, who)
         raise
-    return JSONResponse(body_json(op, engine), status_code=202)
-
-
-class AttentionItem(BaseModel):
-    why: str
-    operation: OperationBody
-
-
-class AttentionList(BaseModel):
-    items: list[AttentionItem]
+    return JSONResponse(body_json(op, ctx), status_code=202)
 
 
 @router.get(
@@ -75,15 +62,11 @@ async def list_attention(
     request: Request, who: Caller, limit: Annotated[int, Query(ge=1, le=200)] = 50
 ) -> AttentionList:
     """Operations that need a human, oldest first, each with why."""
-    engine = engine_of(request)
-    async with engine.db.transaction() as session:
-        ops = await attention.inbox(session, principal=who.owner_filter, limit=limit)
-    now = engine.now()
+    ctx = context_of(request)
+    inbox = await queries.attention_inbox(ctx, who, limit=limit)
+    now = ctx.now()
     return AttentionList(
-        items=[
-            AttentionItem(why=attention.why(o) or "", operation=present(o, engine, now))
-            for o in ops
-        ]
+        items=[AttentionItem(why=why, operation=present(o, ctx, now)) for o, why in inbox]
     )
 
 
@@ -108,15 +91,15 @@ async def list_attention(
     },
 )
 async def resolve_operation(
-    op_id: str, req: attention.ResolveRequest, request: Request, who: Operator
+    op_id: str, req: ResolveRequest, request: Request, who: Operator
 ) -> dict[str, Any]:
     """An operator's recorded decision on an operation that needs attention (operator or
     admin key; an agent gets 403)."""
-    engine = engine_of(request)
-    op = await load(engine, op_id, who)
+    ctx = context_of(request)
+    op = await load(ctx, op_id, who)
     try:
-        op = await attention.resolve(engine, op, who.name, req)
-    except ApiError as err:  # a decision that does not fit: the body says where it stands
-        await attach_operation(err, engine, op_id, who)
+        op = await attention.resolve(ctx, op, who.name, req)
+    except (ApiError, DomainError) as err:  # a decision that does not fit: where it stands
+        await attach_operation(err, ctx, op_id, who)
         raise
-    return body_json(await load(engine, op_id, who), engine)
+    return body_json(await load(ctx, op_id, who), ctx)

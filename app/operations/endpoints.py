@@ -11,13 +11,14 @@ from fastapi.responses import JSONResponse
 from app.auth import deps
 from app.auth.deps import principal
 from app.core import json_guard, text
-from app.core.errors import ApiError
+from app.core.context import AppContext
+from app.core.errors import ApiError, DomainError
 from app.core.json_body import StrictJsonRoute
-from app.observer.context import Engine
-from app.operations import cursors, error_docs, service
-from app.operations import repository as repo
+from app.operations import error_docs, queries, service
 from app.operations.models import Operation
-from app.operations.presenter import agent_status, iso, to_body
+from app.operations.presenter import iso, to_body
+from app.operations.queries import STATES
+from app.operations.queries import get as load
 from app.operations.schemas import (
     CreateOperationRequest,
     HistoryItem,
@@ -26,18 +27,14 @@ from app.operations.schemas import (
     OperationList,
     Whoami,
 )
-from app.operations.states import NEEDS_ATTENTION, TERMINAL, State
 
 router = APIRouter(prefix="/v1", tags=["operations"], route_class=StrictJsonRoute)
-Principal = Annotated[str, Depends(principal)]  # the caller's name
+CallerName = Annotated[str, Depends(principal)]  # the caller's name (deps.Principal: name+role)
 Caller = Annotated[deps.Principal, Depends(deps.caller)]  # name and role
 Operator = Annotated[deps.Principal, Depends(deps.operator)]  # 403 unless operator/admin
 ERRORS = error_docs.responses(*error_docs.BY_ID, "invalid_value")  # a route by operation id
-DONE_STATES = frozenset(s.value for s in TERMINAL | NEEDS_ATTENTION)
 MAX_PAGE = 200
-MAX_ID_CHARS = 100  # operation ids are "op_" + a 26-character ULID
 STATUSES: tuple[str, ...] = get_args(OperationBody.model_fields["status"].annotation)
-STATES: tuple[str, ...] = tuple(s.value for s in State)
 LABEL = r"^([^\x00=]*=[^\x00]*)?$"  # empty: no filter
 
 
@@ -51,41 +48,31 @@ def _pattern(pattern: str) -> dict[str, Any]:
     return {"json_schema_extra": {"pattern": pattern}}
 
 
-def engine_of(request: Request) -> Engine:
-    return request.app.state.engine  # type: ignore[no-any-return]
+def context_of(request: Request) -> AppContext:
+    return request.app.state.ctx  # type: ignore[no-any-return]
 
 
-async def load(engine: Engine, op_id: str, who: deps.Principal) -> Operation:
-    """The operation if the caller may see it (its own; any for operators and admins);
-    another caller's id answers 404 to an agent, and so does an id no operation can have
-    (too long, NUL, unencodable), without reaching the database."""
-    op = None
-    if len(op_id) <= MAX_ID_CHARS and text.problem(op_id) is None:
-        async with engine.db.transaction() as session:
-            op = await repo.get(session, op_id)
-    if op is None or not who.may_see(op.principal):
-        shown = op_id if len(op_id) <= MAX_ID_CHARS else op_id[:MAX_ID_CHARS] + "..."
-        raise ApiError(404, "operation_not_found", f"No operation {shown!r} for this caller.")
-    return op
-
-
-def body_json(op: Operation, engine: Engine, *, waited: bool = False) -> dict[str, Any]:
+def body_json(op: Operation, ctx: AppContext, *, waited: bool = False) -> dict[str, Any]:
     """The operation's body as JSON (the one renderer, `presenter.to_body`)."""
-    return present(op, engine, engine.now(), waited=waited).model_dump(mode="json")
+    return present(op, ctx, ctx.now(), waited=waited).model_dump(mode="json")
 
 
-def present(op: Operation, engine: Engine, now: datetime, *, waited: bool = False) -> OperationBody:
+def present(
+    op: Operation, ctx: AppContext, now: datetime, *, waited: bool = False
+) -> OperationBody:
     """`to_body` with this gateway's settings (MCP tools named only when MCP is on)."""
-    return to_body(op, now, waited=waited, mcp=engine.settings.mcp)
+    return to_body(op, now, waited=waited, mcp=ctx.settings.mcp)
 
 
-async def attach_operation(err: ApiError, engine: Engine, op_id: str, who: deps.Principal) -> None:
+async def attach_operation(
+    err: ApiError | DomainError, ctx: AppContext, op_id: str, who: deps.Principal
+) -> None:
     """Contract v2: an error about an existing operation carries its current body."""
     if err.operation is not None or err.code == "operation_not_found":
         return
     try:
-        err.operation = body_json(await load(engine, op_id, who), engine)
-    except ApiError:  # gone or hidden: the error alone
+        err.operation = body_json(await load(ctx, op_id, who), ctx)
+    except (ApiError, DomainError):  # gone or hidden: the error alone
         return
 
 
@@ -138,18 +125,16 @@ TRACEPARENT = {
     openapi_extra={"parameters": [IDEMPOTENCY_KEY, TRACEPARENT]},
 )
 async def create_operation(
-    req: CreateOperationRequest, request: Request, who: Principal
+    req: CreateOperationRequest, request: Request, who: CallerName
 ) -> JSONResponse:
     """Start an operation; replays with the same key and body return the same operation."""
-    engine = engine_of(request)
+    ctx = context_of(request)
     key = request.headers.get("idempotency-key")
-    op, replayed = await service.create(engine, who, key, req, request.headers.get("traceparent"))
+    op, replayed = await service.create(ctx, who, key, req, request.headers.get("traceparent"))
     headers = {"Location": f"/v1/operations/{op.id}"}
     if replayed:
         headers["Idempotent-Replayed"] = "true"
-    return JSONResponse(
-        body_json(op, engine), status_code=200 if replayed else 202, headers=headers
-    )
+    return JSONResponse(body_json(op, ctx), status_code=200 if replayed else 202, headers=headers)
 
 
 @router.get(
@@ -180,8 +165,8 @@ async def list_operations(
     ] = None,
 ) -> OperationList:
     """Newest first, cursor-paginated."""
-    engine = engine_of(request)
-    flt = build_filter(
+    ctx = context_of(request)
+    flt = queries.build_filter(
         who.owner_filter,
         status=status,
         state=state,
@@ -190,85 +175,9 @@ async def list_operations(
         label=label,
         in_flight=in_flight,
     )
-    page, next_cursor = await list_page(engine, flt, status=status, limit=limit, cursor=cursor)
-    now = engine.now()
-    return OperationList(items=[present(o, engine, now) for o in page], next_cursor=next_cursor)
-
-
-def build_filter(
-    owner: str | None,
-    *,
-    status: str | None,
-    state: str | None,
-    provider: str | None,
-    trace_id: str | None,
-    label: str | None,
-    in_flight: bool | None = None,
-) -> repo.ListFilter:
-    """The list filters of the API and the operator view: one set of rules for both."""
-    for name, value in (("provider", provider), ("trace_id", trace_id), ("label", label)):
-        json_guard.check_text(value, parameter=name)
-    states: tuple[str, ...] = ()
-    if state:
-        if state not in STATES:
-            raise ApiError(422, "unknown_state", f"No state {state!r}.")
-        states = (state,)
-    if status:
-        states = states_for_status(status, states)
-    label_kv = None
-    if label:
-        if "=" not in label:
-            raise ApiError(422, "invalid_label", "The label filter must be key=value.")
-        key, value = label.split("=", 1)
-        label_kv = (key, value)
-    return repo.ListFilter(
-        principal=owner,
-        states=states,
-        provider=provider or None,
-        trace_id=trace_id or None,
-        label=label_kv,
-        in_flight=in_flight,
-    )
-
-
-async def list_page(
-    engine: Engine, flt: repo.ListFilter, *, status: str | None, limit: int, cursor: str | None
-) -> tuple[list[Operation], str | None]:
-    """One page, newest first, and the cursor of the next (None on the last page)."""
-    before = cursors.decode_list_cursor(cursor) if cursor else None
-    async with engine.db.transaction() as session:
-        ops = await repo.list_operations(
-            session, flt, limit=limit + 1, before=before, done_states=DONE_STATES
-        )
-    next_cursor = cursors.encode_list_cursor(ops[limit - 1]) if len(ops) > limit else None
-    page = ops[:limit]
-    if status:  # e.g. succeeded vs completed_with_errors share one state
-        page = [o for o in page if agent_status(o) == status]
-    return page, next_cursor
-
-
-_STATUS_STATES: dict[str, frozenset[State]] = {
-    "processing": frozenset(State)
-    - TERMINAL
-    - NEEDS_ATTENTION
-    - {State.CANCEL_REQUESTED, State.CANCELLING},
-    "cancelling": frozenset({State.CANCEL_REQUESTED, State.CANCELLING}),
-    "succeeded": frozenset({State.SUCCEEDED}),
-    "completed_with_errors": frozenset({State.SUCCEEDED}),
-    "failed": frozenset({State.FAILED, State.ABANDONED}),
-    "cancelled": frozenset({State.CANCELLED}),
-    "needs_attention": NEEDS_ATTENTION,
-}
-
-
-def states_for_status(status: str, states: tuple[str, ...]) -> tuple[str, ...]:
-    allowed = _STATUS_STATES.get(status)
-    if allowed is None:
-        raise ApiError(
-            422, "unknown_status", f"No status {status!r}.", {"known": sorted(_STATUS_STATES)}
-        )
-    names = tuple(s.value for s in allowed)
-    return tuple(s for s in states if s in names) if states else names
+    page, next_cursor = await queries.list_page(ctx, flt, status=status, limit=limit, cursor=cursor)
+    now = ctx.now()
+    return OperationList(items=[present(o, ctx, now) for o in page], next_cursor=next_cursor)
 
 
 @router.get(
@@ -278,8 +187,8 @@ def states_for_status(status: str, states: tuple[str, ...]) -> tuple[str, ...]:
     responses=ERRORS,
 )
 async def get_operation(op_id: str, request: Request, who: Caller) -> dict[str, Any]:
-    engine = engine_of(request)
-    return body_json(await load(engine, op_id, who), engine)
+    ctx = context_of(request)
+    return body_json(await load(ctx, op_id, who), ctx)
 
 
 @router.get(
@@ -289,10 +198,8 @@ async def get_operation(op_id: str, request: Request, who: Caller) -> dict[str, 
     responses=ERRORS,
 )
 async def get_history(op_id: str, request: Request, who: Caller) -> dict[str, Any]:
-    engine = engine_of(request)
-    await load(engine, op_id, who)
-    async with engine.db.transaction() as session:
-        rows = await repo.history(session, op_id)
+    ctx = context_of(request)
+    rows = await queries.history(ctx, op_id, who)
     listed = HistoryList(
         operation_id=op_id,
         items=[

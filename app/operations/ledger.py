@@ -13,9 +13,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.callbacks.outbox import enqueue_completion
 from app.core import telemetry
 from app.core.after_commit import on_commit
+from app.operations import events
 from app.operations import repository as repo
 from app.operations.models import Operation
 from app.operations.repository import Fence
@@ -39,7 +39,7 @@ async def transition(
 
     On success the in-memory `op` is updated to match the row.
     """
-    from_state = State(op.state)
+    from_state = op.state
     check_transition(from_state, to, evidence)
     fields = dict(fields or {})
     applied = await repo.transition(
@@ -72,13 +72,13 @@ async def transition(
     )
     for key, value in fields.items():
         setattr(op, key, value)
-    op.state = to.value
+    op.state = to
     op.version += 1
     op.updated_at = now
     on_commit(session, _announce(op, from_state, to, actor, cause))
-    if is_done(to) and op.callback_url:
-        # The outbox row commits with the transition or not at all (no lost or phantom event).
-        await enqueue_completion(session, op, to, now)
+    if is_done(to):
+        # Subscribers (the callbacks outbox) write in this transaction: no lost or phantom event.
+        await events.emit_done(session, op, to, now)
     return True
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Index, Integer, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Index, Integer, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
-from app.core.types import UTCDateTime
+from app.core.types import StrEnumType, UTCDateTime
+from app.operations.states import State
 
 
 def _ts(nullable: bool = True, index: bool = False) -> Any:
@@ -28,6 +29,13 @@ class Operation(SQLModel, table=True):
         UniqueConstraint("provider_token", name="uq_operations_provider_token"),
         Index("ix_operations_remote", "provider", "remote_job_id"),
         Index("ix_operations_created", "created_at", "id"),
+        # The claim's index: only rows the observer still has to look at.
+        Index(
+            "ix_operations_due",
+            "next_poll_at",
+            sqlite_where=text("next_poll_at IS NOT NULL"),
+            postgresql_where=text("next_poll_at IS NOT NULL"),
+        ),
     )
 
     id: str = Field(primary_key=True)
@@ -42,7 +50,7 @@ class Operation(SQLModel, table=True):
     # How a single remote job is ensured (token | lookup | none), as promised at intake.
     single_create: str = "none"
 
-    state: str = Field(index=True)
+    state: State = Field(sa_type=StrEnumType(State), index=True)
     version: int = 0
 
     remote_job_id: str | None = None

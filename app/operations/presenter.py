@@ -14,36 +14,28 @@ from app.core.text import degrade
 from app.operations import wording as W
 from app.operations.models import Operation
 from app.operations.schemas import ErrorOut, Guarantees, NextAction, OperationBody, ProgressOut
-from app.operations.states import CANCELLING_STATES, NEEDS_ATTENTION, State, is_done
+from app.operations.states import (
+    CANCELLING_STATES,
+    HUMAN_WHY,
+    NEEDS_ATTENTION,
+    STATUS_OF,
+    AgentStatus,
+    State,
+    is_done,
+)
 from app.providers.types import SingleCreate
 
 MIN_POLL_AFTER = 5.0  # never invite an agent to check more often than this (seconds)
 
-_ATTENTION_WHY = {
-    State.RESULT_TIMED_OUT: "its result deadline passed before the provider finished",
-    State.CANCELLATION_UNCONFIRMED: "the provider never confirmed the cancellation",
-    State.CREATE_UNCONFIRMED: "the gateway could not confirm whether the provider started the job",
-    State.CONTRACT_VIOLATION: "the provider reported conflicting job ids for one request",
-    State.RESULT_UNAVAILABLE: "the provider finished but its result could not be fetched",
-    State.RESULT_VALIDATION_FAILED: "the result was fetched but failed its checks",
-    State.STALLED: "the gateway failed several times in a row to move it forward, so "
-    "automation stopped",
-}
-
 
 def agent_status(op: Operation) -> str:
-    state = State(op.state)
-    if state == State.SUCCEEDED:
-        return "completed_with_errors" if failed_items(op) else "succeeded"
-    if state in (State.FAILED, State.ABANDONED):
-        return "failed"
-    if state == State.CANCELLED:
-        return "cancelled"
-    if state in NEEDS_ATTENTION:
-        return "needs_attention"
-    if state in CANCELLING_STATES or op.cancel_requested_at is not None:
-        return "cancelling"
-    return "processing"
+    """The state's agent status (`states.STATUS_OF`), refined by what the row holds."""
+    status = STATUS_OF[op.state]
+    if status == AgentStatus.SUCCEEDED and failed_items(op):
+        return AgentStatus.COMPLETED_WITH_ERRORS.value
+    if status == AgentStatus.PROCESSING and op.cancel_requested_at is not None:
+        return AgentStatus.CANCELLING.value
+    return status.value
 
 
 def failed_items(op: Operation) -> int:
@@ -57,7 +49,7 @@ def iso(ts: datetime | None) -> str | None:
 
 
 def poll_after(op: Operation, now: datetime) -> float | None:
-    if is_done(State(op.state)):
+    if is_done(op.state):
         return None
     wait = MIN_POLL_AFTER
     if op.next_poll_at is not None:
@@ -88,7 +80,7 @@ def _single_create(op: Operation) -> SingleCreate:
 
 
 def _error(op: Operation) -> ErrorOut | None:
-    state = State(op.state)
+    state = op.state
     if isinstance(op.error, dict) and op.error.get("code"):
         return ErrorOut(
             code=str(op.error["code"]),
@@ -98,7 +90,7 @@ def _error(op: Operation) -> ErrorOut | None:
     if not is_done(state) or state == State.SUCCEEDED:
         return None
     if state in NEEDS_ATTENTION:
-        return ErrorOut(code=state.value, message=f"Needs a human: {_ATTENTION_WHY[state]}.")
+        return ErrorOut(code=state.value, message=f"Needs a human: {HUMAN_WHY[state][1]}.")
     return ErrorOut(code=state.value, message=f"The operation ended {state.value}.")
 
 
@@ -113,7 +105,7 @@ def message_for(
 
     Each situation speaks only its own vocabulary (`wording`): in progress, needs a
     human, finished. `mcp`: name the MCP tool beside the REST call."""
-    state = State(op.state)
+    state = op.state
     oid = op.id
     status_url = f"/v1/operations/{oid}"
     what = f"The {op.kind} job"
@@ -163,7 +155,7 @@ def message_for(
         )
     if state in NEEDS_ATTENTION:
         return (
-            f"{what} {W.NEEDS_A_HUMAN}: {_ATTENTION_WHY[state]}. {W.STOPPED}. Do not report "
+            f"{what} {W.NEEDS_A_HUMAN}: {HUMAN_WHY[state][1]}. {W.STOPPED}. Do not report "
             f"success, {W.DO_NOT_RETRY} and do not start the work again yourself. "
             f"{W.TELL_THE_USER} that operation {oid} needs a human decision; operators "
             "see it in the attention inbox (GET /v1/attention).",
@@ -192,7 +184,7 @@ def message_for(
 def outcome_for(op: Operation) -> str | None:
     """Contract v2: the agent status once done, None while not done (the same value on
     every body: create, GET, list, wait, SSE, MCP, callbacks)."""
-    return agent_status(op) if is_done(State(op.state)) else None
+    return agent_status(op) if is_done(op.state) else None
 
 
 def to_body(
@@ -205,7 +197,7 @@ def to_body(
     poll_s = poll_after(op, now)
     message, next_action = message_for(op, poll_s, mcp=mcp)
     single_create = _single_create(op)
-    if not is_done(State(op.state)) or State(op.state) == State.CREATE_UNCONFIRMED:
+    if not is_done(op.state) or op.state == State.CREATE_UNCONFIRMED:
         message += _SINGLE_CREATE_NOTE.get(single_create, "")
     outcome = outcome_for(op)
     if outcome is None and waited:
@@ -215,12 +207,12 @@ def to_body(
     if op.progress_completed is not None or op.progress_total is not None:
         progress = ProgressOut(completed=op.progress_completed, total=op.progress_total)
     summary = op.result_summary if isinstance(op.result_summary, dict) else None
-    done_ok = State(op.state) == State.SUCCEEDED
+    done_ok = op.state == State.SUCCEEDED
     result: Any = op.result if done_ok else None
     body = OperationBody(
         operation_id=op.id,
         status=agent_status(op),
-        done=is_done(State(op.state)),
+        done=is_done(op.state),
         state=op.state,
         message=message,
         next_action=next_action,

@@ -7,10 +7,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.exc import DataError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app import audit
-from app.core import telemetry
+from app.core import queue, telemetry
 from app.core.after_commit import on_commit
 from app.operations.models import HistoryEntry, Operation, ResultItem
 from app.operations.states import State
@@ -40,6 +41,41 @@ async def get(session: AsyncSession, op_id: str) -> Operation | None:
 async def get_by_key(session: AsyncSession, principal: str, key: str) -> Operation | None:
     stmt = select(Operation).where(OPS.c.principal == principal, OPS.c.idempotency_key == key)
     return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def get_by_remote_job(
+    session: AsyncSession, provider: str, remote_job_id: str
+) -> Operation | None:
+    """The operation that owns this remote job (oldest first if, wrongly, several do)."""
+    stmt = (
+        select(Operation)
+        .where(OPS.c.provider == provider, OPS.c.remote_job_id == remote_job_id)
+        .order_by(OPS.c.created_at)
+        .limit(1)
+        .execution_options(populate_existing=True)
+    )
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def make_due_now(session: AsyncSession, op_id: str, *, now: datetime, reason: str) -> bool:
+    """Make the operation due now, if automation still runs it and nobody holds it.
+
+    A NULL `next_poll_at` means the gateway has nothing more to do (done): a late
+    event must not revive it. A live lease means its holder steps soon anyway, and
+    its own schedule write would overwrite ours. Already due: nothing to change.
+    """
+    stmt = (
+        update(OPS)
+        .where(
+            OPS.c.id == op_id,
+            OPS.c.next_poll_at.is_not(None),
+            OPS.c.next_poll_at > now,
+            or_(OPS.c.lease_expires_at.is_(None), OPS.c.lease_expires_at <= now),
+        )
+        .values(next_poll_at=now, next_poll_reason=reason[:200])
+    )
+    result = await session.execute(stmt)
+    return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
 
 
 async def append_history(
@@ -81,6 +117,7 @@ async def append_history(
 
 
 def _fenced(op_id: str, fence: Fence | None) -> Any:
+    """The row, and (given a fence) only while that lease still holds it."""
     cond = OPS.c.id == op_id
     if fence is not None:
         cond = and_(cond, OPS.c.lease_owner == fence.owner, OPS.c.lease_token == fence.token)
@@ -117,11 +154,11 @@ async def transition(
     return applied
 
 
-async def update_fenced(
+async def fenced_update(
     session: AsyncSession,
     op_id: str,
     *,
-    fence: Fence | None,
+    fence: Fence,
     at: datetime,
     fields: dict[str, Any],
     expect_state: State | None = None,
@@ -134,6 +171,55 @@ async def update_fenced(
     return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
 
 
+async def operator_update(
+    session: AsyncSession,
+    op_id: str,
+    *,
+    expected_version: int,
+    at: datetime,
+    fields: dict[str, Any],
+) -> bool:
+    """An operator's write without a state change; refused (False) if the row moved on.
+
+    Compare-and-set on the version the operator's request read, so a second,
+    concurrent decision can never overwrite the first.
+    """
+    stmt = (
+        update(OPS)
+        .where(OPS.c.id == op_id, OPS.c.version == expected_version)
+        .values(version=OPS.c.version + 1, updated_at=at, **fields)
+    )
+    result = await session.execute(stmt)
+    return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
+
+
+async def record_cancel_intent(
+    session: AsyncSession,
+    op_id: str,
+    *,
+    now: datetime,
+    by: str,
+    reason: str,
+    deadline: datetime,
+    done_states: list[str],
+) -> bool:
+    """Record who asked to cancel, why and by when (once; never on a done operation)."""
+    stmt = (
+        update(OPS)
+        .where(
+            OPS.c.id == op_id, OPS.c.cancel_requested_at.is_(None), OPS.c.state.not_in(done_states)
+        )
+        .values(
+            cancel_requested_at=now,
+            cancel_requested_by=by,
+            cancel_reason=reason,
+            cancel_deadline_at=deadline,
+            updated_at=now,
+        )
+    )
+    return (await session.execute(stmt)).rowcount == 1  # type: ignore[attr-defined,no-any-return]
+
+
 async def claim_due(
     session: AsyncSession,
     *,
@@ -143,41 +229,22 @@ async def claim_due(
     limit: int,
     skip_locked: bool,
 ) -> list[Operation]:
-    """Take a lease on up to `limit` due operations (one statement).
-
-    The claim bumps the lease token (the fence) and pushes `next_poll_at` to the
-    lease expiry, so a holder that dies makes the row due again exactly when its
-    lease lapses, and the due index never returns rows that are being worked on.
-    """
-    expires = now + timedelta(seconds=lease_seconds)
-    due = select(OPS.c.id, OPS.c.next_poll_at, OPS.c.lease_owner).where(
-        OPS.c.next_poll_at.is_not(None),
-        OPS.c.next_poll_at <= now,
-        or_(OPS.c.lease_expires_at.is_(None), OPS.c.lease_expires_at <= now),
+    """Take a lease on up to `limit` due operations (see `core.queue.claim`)."""
+    found = await queue.claim(
+        session,
+        OPS,
+        next_column="next_poll_at",
+        now=now,
+        owner=owner,
+        lease_seconds=lease_seconds,
+        limit=limit,
+        skip_locked=skip_locked,
     )
-    due = due.order_by(OPS.c.next_poll_at).limit(limit)
-    if skip_locked:
-        due = due.with_for_update(skip_locked=True)
-    # Two statements, not `UPDATE ... WHERE id IN (subquery)`: PostgreSQL plans the
-    # latter as a hash semi-join over a sequential scan of the whole table at
-    # mid sizes. The selected rows stay locked (SKIP LOCKED; SQLite's IMMEDIATE
-    # transaction) until this transaction commits.
-    found = (await session.execute(due)).all()
     if not found:
         return []
     ids = [row.id for row in found]
-    takeovers = sum(1 for row in found if row.lease_owner is not None)  # a lease that lapsed
-    on_commit(session, lambda: telemetry.claimed(now, [r.next_poll_at for r in found], takeovers))
-    await session.execute(
-        update(OPS)
-        .where(OPS.c.id.in_(ids))
-        .values(
-            lease_owner=owner,
-            lease_token=OPS.c.lease_token + 1,
-            lease_expires_at=expires,
-            next_poll_at=expires,
-        )
-    )
+    takeovers = sum(1 for row in found if row.prior_owner is not None)  # a lease that lapsed
+    on_commit(session, lambda: telemetry.claimed(now, [r.due_at for r in found], takeovers))
     rows = await session.execute(
         select(Operation).where(OPS.c.id.in_(ids)).execution_options(populate_existing=True)
     )
@@ -190,7 +257,7 @@ async def renew_lease(
     session: AsyncSession, op_id: str, *, fence: Fence, now: datetime, lease_seconds: float
 ) -> bool:
     expires = now + timedelta(seconds=lease_seconds)
-    return await update_fenced(
+    return await fenced_update(
         session,
         op_id,
         fence=fence,
@@ -263,9 +330,23 @@ async def list_operations(
     stmt = stmt.order_by(OPS.c.created_at.desc(), OPS.c.id.desc())
     if flt.label is None:
         return list((await session.execute(stmt.limit(limit))).scalars())
-    # Labels are a small JSON object; filter in Python over a bounded scan so the same
-    # code works on SQLite and PostgreSQL.
+    # JSON operators on both back-ends (json_extract on SQLite, ->> on PostgreSQL).
     key, value = flt.label
+    by_label = stmt.where(OPS.c.labels[key].as_string() == value).limit(limit)
+    if session.get_bind().dialect.name != "postgresql":
+        return list((await session.execute(by_label)).scalars())
+    try:
+        async with session.begin_nested():
+            return list((await session.execute(by_label)).scalars())
+    except DataError:
+        # PostgreSQL's ->> refuses rows an older version stored with unencodable text
+        # (issue 8); only a database holding such rows pays for the scan below.
+        return await _scan_labels(session, stmt, key, value, limit)
+
+
+async def _scan_labels(
+    session: AsyncSession, stmt: Any, key: str, value: str, limit: int
+) -> list[Operation]:
     out: list[Operation] = []
     async for op in await session.stream_scalars(stmt):
         if isinstance(op.labels, dict) and str(op.labels.get(key)) == value:
@@ -273,6 +354,26 @@ async def list_operations(
             if len(out) >= limit:
                 break
     return out
+
+
+async def attention_inbox(
+    session: AsyncSession, *, principal: str | None, limit: int, attention: frozenset[State]
+) -> list[Operation]:
+    """Oldest first: needs-attention states, plus unacknowledged partial results.
+
+    A partial result is a succeeded operation whose summary counts failed items;
+    the whole condition is in SQL, so the page is exactly `limit` rows at most.
+    """
+    partial = and_(
+        OPS.c.state == State.SUCCEEDED.value,
+        OPS.c.acknowledged_at.is_(None),
+        OPS.c.result_summary["failed"].as_integer() > 0,
+    )
+    stmt = select(Operation).where(or_(OPS.c.state.in_([s.value for s in attention]), partial))
+    if principal is not None:
+        stmt = stmt.where(OPS.c.principal == principal)
+    stmt = stmt.order_by(OPS.c.updated_at, OPS.c.id).limit(limit)
+    return list((await session.execute(stmt)).scalars())
 
 
 async def count_by_state(session: AsyncSession) -> dict[str, int]:

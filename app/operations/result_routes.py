@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
+from app.core.context import AppContext
 from app.core.errors import ApiError
 from app.core.text import degrade
 from app.operations import cursors, error_docs
 from app.operations import repository as repo
-from app.operations.endpoints import ERRORS, Caller, body_json, engine_of, load, present
+from app.operations.endpoints import ERRORS, Caller, body_json, context_of, present
 from app.operations.presenter import agent_status
+from app.operations.queries import get as load
 from app.operations.states import State
 
 router = APIRouter(prefix="/v1", tags=["operations"])
@@ -28,31 +31,35 @@ _POSITION = {"json_schema_extra": {"pattern": r"^(0|[1-9][0-9]{0,8})$"}}  # chec
 )
 async def get_result(op_id: str, request: Request, who: Caller) -> Response:
     """The result, only once collected and checked; otherwise 409 saying why."""
-    engine = engine_of(request)
-    op = await load(engine, op_id, who)
-    if State(op.state) != State.SUCCEEDED:
-        body = present(op, engine, engine.now())
+    ctx = context_of(request)
+    op = await load(ctx, op_id, who)
+    if op.state != State.SUCCEEDED:
+        body = present(op, ctx, ctx.now())
         err = ApiError(
             409,
             "result_not_available",
             f"No result: the operation is {op.state} ({body.status}). {body.message}",
             {"state": op.state, "status": body.status, "done": body.done},
         )
-        err.operation = body_json(op, engine)
+        err.operation = body_json(op, ctx)
         raise err
-    if op.result_ref:
-        data = json.loads(engine.results.get(op.result_ref))
-    else:
-        data = op.result
     payload = {
         "operation_id": op.id,
         "status": agent_status(op),
-        "result": data,
+        "result": op.result,
         "size": op.result_size,
         "sha256": op.result_sha256,
         "result_summary": op.result_summary,
     }
-    return Response(json.dumps(payload), media_type="application/json")
+    if op.result_ref:  # a large stored result: read, parse and encode it off the event loop
+        text = await asyncio.to_thread(_with_stored_result, ctx, op.result_ref, payload)
+    else:
+        text = json.dumps(payload)
+    return Response(text, media_type="application/json")
+
+
+def _with_stored_result(ctx: AppContext, ref: str, payload: dict[str, Any]) -> str:
+    return json.dumps({**payload, "result": json.loads(ctx.results.get(ref))})
 
 
 @router.get("/operations/{op_id}/errors", operation_id="getOperationErrors", responses=ERRORS)
@@ -67,10 +74,10 @@ async def get_errors(
     ] = None,
 ) -> dict[str, Any]:
     """Failed items, `limit` at a time; `next_cursor` is null on the last page."""
-    engine = engine_of(request)
-    await load(engine, op_id, who)
+    ctx = context_of(request)
+    await load(ctx, op_id, who)
     after = -1 if cursor is None else cursors.decode_position(cursor)
-    async with engine.db.transaction() as session:
+    async with ctx.db.read() as session:
         rows = await repo.result_items(session, op_id, after=after, limit=limit + 1)
     page = rows[:limit]
     return degrade(  # type: ignore[no-any-return]

@@ -163,3 +163,39 @@ class Whoami(BaseModel):
     principal: str
     role: Literal["agent", "operator", "admin"]
     is_operator: bool
+
+
+# --- operator and control requests ------------------------------------------------
+
+MAX_CANCEL_REASON = 1000  # characters of a cancel reason that are kept
+
+
+class CancelRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(default="", max_length=MAX_CANCEL_REASON, pattern=NO_NUL)
+
+
+OperatorDecision = Literal[
+    "resume_observing", "accept_job", "retry_collection", "abandon", "acknowledge"
+]
+
+
+class ResolveRequest(BaseModel):
+    """An operator's decision on an operation that needs attention."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: OperatorDecision
+    reason: str = Field(min_length=1, max_length=2000, pattern=NO_NUL)
+    remote_job_id: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
+    result_deadline_seconds: float | None = Field(default=None, gt=0, le=30 * 86400)
+
+
+class AttentionItem(BaseModel):
+    why: str
+    operation: OperationBody
+
+
+class AttentionList(BaseModel):
+    items: list[AttentionItem]

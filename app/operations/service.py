@@ -17,13 +17,13 @@ import rfc8785
 from sqlalchemy.exc import IntegrityError
 from ulid import ULID
 
-from app.callbacks.ssrf import check_callback_url
 from app.core import faults, telemetry, tracecontext
-from app.core.errors import ApiError
-from app.observer.context import Engine
-from app.observer.runner import process
-from app.observer.single_create import INTAKE_LEASE_TOKEN
+from app.core.context import AppContext
+from app.core.errors import BadInput, Invalid
+from app.core.ssrf import check_callback_url
 from app.operations import repository as repo
+from app.operations.driver.runner import process
+from app.operations.driver.single_create import INTAKE_LEASE_TOKEN
 from app.operations.models import Operation
 from app.operations.repository import Fence
 from app.operations.schemas import CreateOperationRequest
@@ -53,8 +53,7 @@ def new_provider_token() -> str:
 
 def check_key(key: str | None) -> str:
     if not key:
-        raise ApiError(
-            400,
+        raise BadInput(
             "idempotency_key_required",
             "Send an Idempotency-Key header: a unique string you choose for this logical "
             "operation (for example a UUID you generate once and store with your task). "
@@ -62,34 +61,30 @@ def check_key(key: str | None) -> str:
             "twice; use a NEW key only for new work.",
         )
     if len(key) > MAX_KEY_LENGTH or not key.isprintable():
-        raise ApiError(
-            400,
+        raise BadInput(
             "idempotency_key_invalid",
             f"Idempotency-Key must be printable and at most {MAX_KEY_LENGTH} chars.",
         )
     return key
 
 
-def check_target(engine: Engine, req: CreateOperationRequest) -> None:
-    profile = engine.profiles.get(req.provider)
+def check_target(ctx: AppContext, req: CreateOperationRequest) -> None:
+    profile = ctx.profiles.get(req.provider)
     if profile is None:
-        raise ApiError(
-            422,
+        raise Invalid(
             "unknown_provider",
             f"No provider profile named {req.provider!r}.",
-            {"known": sorted(engine.profiles)},
+            {"known": sorted(ctx.profiles)},
         )
     if req.kind not in profile.kinds:
-        raise ApiError(
-            422,
+        raise Invalid(
             "unknown_kind",
             f"Provider {req.provider!r} has no kind {req.kind!r}.",
             {"known": sorted(profile.kinds)},
         )
-    reason = profile.unavailable(engine.env)
+    reason = profile.unavailable(ctx.env)
     if reason is not None:
-        raise ApiError(
-            422,
+        raise Invalid(
             "provider_unavailable",
             f"Provider {req.provider!r} cannot be called on this gateway: {reason}. "
             "Nothing was recorded; an operator must configure it first.",
@@ -98,7 +93,7 @@ def check_target(engine: Engine, req: CreateOperationRequest) -> None:
 
 
 async def create(
-    engine: Engine,
+    ctx: AppContext,
     principal: str,
     key: str | None,
     req: CreateOperationRequest,
@@ -106,22 +101,22 @@ async def create(
 ) -> tuple[Operation, bool]:
     """Returns (operation, replayed). A valid W3C `traceparent` sets the trace id."""
     key = check_key(key)
-    check_target(engine, req)
+    check_target(ctx, req)
     fp = fingerprint(req.provider, req.kind, req.input)
-    async with engine.db.transaction() as session:
+    async with ctx.db.read() as session:
         existing = await repo.get_by_key(session, principal, key)
     if existing is not None:
         return _replay(existing, fp), True
     if req.callback_url is not None:  # SSRF guard, before anything is written
         await check_callback_url(
-            str(req.callback_url), allow_private=engine.settings.allow_private_callbacks
+            str(req.callback_url), allow_private=ctx.settings.allow_private_callbacks
         )
     parent = tracecontext.parse(traceparent)
-    op = _new_operation(engine, principal, key, fp, req)
+    op = _new_operation(ctx, principal, key, fp, req)
     if parent is not None:
         op.trace_id = parent.jobgate_trace_id
     try:
-        async with engine.db.transaction() as session:
+        async with ctx.db.transaction() as session:
             await repo.insert_operation(session, op)
             await repo.append_history(
                 session,
@@ -147,7 +142,7 @@ async def create(
             )
     except IntegrityError:
         # A concurrent request with the same key won the insert: answer as its replay.
-        async with engine.db.transaction() as session:
+        async with ctx.db.transaction() as session:
             existing = await repo.get_by_key(session, principal, key)
         if existing is None:
             raise
@@ -156,16 +151,15 @@ async def create(
         op.id, op.trace_id, None, op.state, actor=f"agent:{principal}", cause="intent recorded",
         version=0,
     )  # fmt: skip
-    faults.maybe_crash(engine.settings, "after_intent_commit")
-    await process(engine, op, Fence(op.lease_owner or "", op.lease_token))
-    engine.notifier.kick()
+    faults.maybe_crash(ctx.settings, "after_intent_commit")
+    await process(ctx, op, Fence(op.lease_owner or "", op.lease_token))
+    ctx.notifier.kick()
     return op, False
 
 
 def _replay(existing: Operation, fp: str) -> Operation:
     if existing.fingerprint != fp:
-        raise ApiError(
-            422,
+        raise Invalid(
             "idempotency_key_reused",
             "This Idempotency-Key was already used for a DIFFERENT request (provider, kind or "
             "input changed). A changed input is a new operation: choose a new key.",
@@ -175,19 +169,18 @@ def _replay(existing: Operation, fp: str) -> Operation:
 
 
 def _new_operation(
-    engine: Engine, principal: str, key: str, fp: str, req: CreateOperationRequest
+    ctx: AppContext, principal: str, key: str, fp: str, req: CreateOperationRequest
 ) -> Operation:
-    now = engine.now()
-    profile = engine.profiles[req.provider]
+    now = ctx.now()
+    profile = ctx.profiles[req.provider]
     asked = req.deadlines
-    scale = engine.settings.time_scale
 
     def seconds(asked_value: float | None, default: float) -> float:
-        return asked_value if asked_value is not None else default * scale
+        return asked_value if asked_value is not None else ctx.settings.scaled(default)
 
     create_s = seconds(asked.create_seconds if asked else None, profile.deadlines.create_seconds)
     result_s = seconds(asked.result_seconds if asked else None, profile.deadlines.result_seconds)
-    lease_until = now + timedelta(seconds=engine.lease_seconds)
+    lease_until = now + timedelta(seconds=ctx.lease_seconds)
     return Operation(
         id=new_operation_id(),
         principal=principal,
@@ -199,14 +192,14 @@ def _new_operation(
         provider_token=new_provider_token(),
         trace_id=new_trace_id(),
         single_create=profile.single_create.value,
-        state=State.CREATE_PENDING.value,
+        state=State.CREATE_PENDING,
         version=0,
         create_deadline_at=now + timedelta(seconds=create_s),
         result_deadline_at=now + timedelta(seconds=max(result_s, create_s)),
         cancel_seconds=asked.cancel_seconds if asked else None,
         next_poll_at=lease_until,  # due again only if this request dies holding the lease
         poll_attempt=0,
-        lease_owner=f"{engine.worker_id}/intake",
+        lease_owner=f"{ctx.worker_id}/intake",
         lease_expires_at=lease_until,
         lease_token=INTAKE_LEASE_TOKEN,
         callback_url=str(req.callback_url) if req.callback_url else None,

@@ -15,9 +15,11 @@ from sse_starlette.sse import EventSourceResponse
 
 from app.operations import cursors
 from app.operations import repository as repo
-from app.operations.endpoints import ERRORS, Caller, body_json, engine_of, load
+from app.operations.endpoints import ERRORS, Caller, body_json, context_of
+from app.operations.presenter import iso
+from app.operations.queries import get as load
 from app.operations.schemas import OperationBody
-from app.operations.states import State, is_done
+from app.operations.states import is_done
 
 router = APIRouter(prefix="/v1", tags=["operations"])
 
@@ -37,14 +39,14 @@ async def wait_operation(
     timeout: Annotated[float | None, Query(ge=0, description="seconds to wait")] = None,
 ) -> dict[str, Any]:
     """Block until done or `timeout`; `outcome` says which."""
-    engine = engine_of(request)
-    settings = engine.settings
+    ctx = context_of(request)
+    settings = ctx.settings
     limit = settings.wait_default_seconds if timeout is None else timeout
     limit = min(limit, settings.wait_max_seconds)
-    op = await load(engine, op_id, who)
-    if not is_done(State(op.state)) and limit > 0:
+    op = await load(ctx, op_id, who)
+    if not is_done(op.state) and limit > 0:
         op = await request.app.state.waits.wait(op_id, limit) or op
-    return body_json(op, engine, waited=True)
+    return body_json(op, ctx, waited=True)
 
 
 ERROR_BODY_REF = "#/components/schemas/ErrorBody"
@@ -111,15 +113,15 @@ LAST_EVENT_ID = {
 )
 async def stream_events(op_id: str, request: Request, who: Caller) -> EventSourceResponse:
     """One SSE event per history row (transition, observation, exchange) until done."""
-    engine = engine_of(request)
-    await load(engine, op_id, who)
+    ctx = context_of(request)
+    await load(ctx, op_id, who)
     last_event_id = request.headers.get("last-event-id")
     after = cursors.decode_event_id(last_event_id) if last_event_id else 0
 
     async def events() -> AsyncIterator[dict[str, Any]]:
         nonlocal after
         while True:
-            async with engine.db.transaction() as session:
+            async with ctx.db.read() as session:
                 rows = await repo.history(session, op_id, after=after)
                 op = await repo.get(session, op_id)
             for r in rows:
@@ -129,7 +131,7 @@ async def stream_events(op_id: str, request: Request, who: Caller) -> EventSourc
                     "event": r.kind,
                     "data": _json(
                         {
-                            "at": r.at.isoformat(),
+                            "at": iso(r.at),  # Z, like /history
                             "kind": r.kind,
                             "actor": r.actor,
                             "from_state": r.from_state,
@@ -138,13 +140,13 @@ async def stream_events(op_id: str, request: Request, who: Caller) -> EventSourc
                         }
                     ),
                 }
-            if op is None or is_done(State(op.state)):
+            if op is None or is_done(op.state):
                 if op is not None:
-                    yield {"event": "done", "data": _json(body_json(op, engine))}
+                    yield {"event": "done", "data": _json(body_json(op, ctx))}
                 return
             if await request.is_disconnected():
                 return
-            await engine.notifier.wait(op_id, REREAD_SECONDS)
+            await ctx.notifier.wait(op_id, REREAD_SECONDS)
 
     return EventSourceResponse(events())
 

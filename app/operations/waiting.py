@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 from app.core import telemetry
 from app.core.db import Database
-from app.observer.notify import Notifier
+from app.core.notify import Notifier
 from app.operations import repository as repo
 from app.operations.models import Operation
-from app.operations.states import State, is_done
+from app.operations.states import is_done
 
 REREAD_SECONDS = 1.0  # a watched operation is re-read at least this often
 
@@ -31,7 +31,7 @@ class _Watch:
 
 
 def _finished(op: Operation | None) -> bool:
-    return op is None or is_done(State(op.state))
+    return op is None or is_done(op.state)
 
 
 class WaitHub:
@@ -70,7 +70,7 @@ class WaitHub:
     async def _watch(self, op_id: str, watch: _Watch) -> None:
         try:
             while True:
-                async with self.db.transaction() as session:
+                async with self.db.read() as session:
                     op = await repo.get(session, op_id)
                 self.total_reads += 1
                 async with watch.cond:

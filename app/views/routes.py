@@ -19,14 +19,15 @@ from pydantic import ValidationError
 
 from app.auth import deps
 from app.core import json_guard
-from app.core.errors import ApiError
-from app.observer.context import Engine
-from app.operations import attention, cancellation, endpoints
-from app.operations import repository as repo
-from app.operations.endpoints import engine_of, load
+from app.core.context import AppContext
+from app.core.errors import ApiError, DomainError, as_api_error
+from app.operations import attention, cancellation, endpoints, queries
+from app.operations.endpoints import context_of
 from app.operations.models import Operation
 from app.operations.presenter import to_body
-from app.operations.states import NEEDS_ATTENTION, State, is_done
+from app.operations.queries import get as load
+from app.operations.schemas import OperatorDecision, ResolveRequest
+from app.operations.states import NEEDS_ATTENTION, is_done
 from app.views.render import STATIC_DIR, check_same_origin, error_page, page, read_form
 
 router = APIRouter(prefix="/operations", include_in_schema=False)
@@ -34,8 +35,8 @@ router = APIRouter(prefix="/operations", include_in_schema=False)
 PAGE_SIZE = 50  # operations per list page
 ATTENTION_LIMIT = 200  # rows on the attention page
 STATUSES = endpoints.STATUSES
-STATES = endpoints.STATES
-DECISIONS: tuple[str, ...] = get_args(attention.Decision)
+STATES = queries.STATES
+DECISIONS: tuple[str, ...] = get_args(OperatorDecision)
 # Fixed notices after a redirect: the query names one, so no text is ever reflected.
 NOTICES = {
     "cancel": "Cancel recorded. The lease owner sends it to the provider once; "
@@ -73,11 +74,12 @@ async def list_page(
     try:
         caller = await _operator(request)
         who = caller.name
-        engine = engine_of(request)
-        ops, next_cursor = await _list(engine, caller, query, cursor)
-    except ApiError as err:
+        ctx = context_of(request)
+        ops, next_cursor = await _list(ctx, caller, query, cursor)
+    except (ApiError, DomainError) as exc:
+        err = as_api_error(exc)
         return _error(request, err, who=who)
-    now = engine.now()
+    now = ctx.now()
     active = {k: v for k, v in query.items() if v}
     return page(
         request,
@@ -100,10 +102,10 @@ async def list_page(
 
 
 async def _list(
-    engine: Engine, who: deps.Principal, query: dict[str, str], cursor: str
+    ctx: AppContext, who: deps.Principal, query: dict[str, str], cursor: str
 ) -> tuple[list[Operation], str | None]:
     """One page, with the API's filter rules and paging (not a copy of them)."""
-    flt = endpoints.build_filter(
+    flt = queries.build_filter(
         who.owner_filter,
         status=query["status"],
         state=query["state"],
@@ -111,8 +113,8 @@ async def _list(
         trace_id=query["trace_id"],
         label=query["label"],
     )
-    return await endpoints.list_page(
-        engine, flt, status=query["status"] or None, limit=PAGE_SIZE, cursor=cursor or None
+    return await queries.list_page(
+        ctx, flt, status=query["status"] or None, limit=PAGE_SIZE, cursor=cursor or None
     )
 
 
@@ -123,15 +125,13 @@ async def attention_page(request: Request) -> HTMLResponse:
     try:
         caller = await _operator(request)
         who = caller.name
-        engine = engine_of(request)
-        async with engine.db.transaction() as session:
-            ops = await attention.inbox(
-                session, principal=caller.owner_filter, limit=ATTENTION_LIMIT
-            )
-    except ApiError as err:
+        ctx = context_of(request)
+        inbox = await queries.attention_inbox(ctx, caller, limit=ATTENTION_LIMIT)
+    except (ApiError, DomainError) as exc:
+        err = as_api_error(exc)
         return _error(request, err, who=who)
-    now = engine.now()
-    rows = [(op, to_body(op, now), attention.why(op) or "") for op in ops]
+    now = ctx.now()
+    rows = [(op, to_body(op, now), why) for op, why in inbox]
     return page(
         request,
         "attention.html",
@@ -152,7 +152,8 @@ async def detail_page(request: Request, op_id: str, done: str = "") -> HTMLRespo
         caller = await _operator(request)
         who = caller.name
         return await _detail(request, op_id, caller, notice=NOTICES.get(done))
-    except ApiError as err:
+    except (ApiError, DomainError) as exc:
+        err = as_api_error(exc)
         return _error(request, err, who=who)
 
 
@@ -165,12 +166,11 @@ async def _detail(
     action_error: ApiError | None = None,
     form: dict[str, str] | None = None,
 ) -> HTMLResponse:
-    engine = engine_of(request)
-    op = await load(engine, op_id, caller)
-    async with engine.db.transaction() as session:
-        history = await repo.history(session, op.id)
-    now = engine.now()
-    state = State(op.state)
+    ctx = context_of(request)
+    op = await load(ctx, op_id, caller)
+    history = await queries.history(ctx, op.id, caller)
+    now = ctx.now()
+    state = op.state
     why = attention.why(op)
     if state in NEEDS_ATTENTION:
         decisions = [d for d in DECISIONS if d != "acknowledge"]
@@ -215,7 +215,7 @@ def _back(op_id: str, done: str) -> RedirectResponse:
 
 async def _action(
     request: Request, op_id: str
-) -> Response | tuple[deps.Principal, dict[str, str], Engine, Operation]:
+) -> Response | tuple[deps.Principal, dict[str, str], AppContext, Operation]:
     """What every form POST checks first: same origin, an operator, the form, the operation."""
     who: str | None = None
     try:
@@ -224,9 +224,10 @@ async def _action(
         who = caller.name
         form = await read_form(request)
         json_guard.check(form)  # the same intake rules as the API's JSON bodies
-        engine = engine_of(request)
-        return caller, form, engine, await load(engine, op_id, caller)
-    except ApiError as err:
+        ctx = context_of(request)
+        return caller, form, ctx, await load(ctx, op_id, caller)
+    except (ApiError, DomainError) as exc:
+        err = as_api_error(exc)
         return _error(request, err, who=who)
 
 
@@ -236,11 +237,12 @@ async def cancel_action(request: Request, op_id: str) -> Response:
     checked = await _action(request, op_id)
     if isinstance(checked, Response):
         return checked
-    caller, form, engine, op = checked
+    caller, form, ctx, op = checked
     reason = form.get("reason", "").strip()[: cancellation.MAX_REASON]
     try:
-        await cancellation.request_cancel(engine, op, caller.name, reason)
-    except ApiError as err:
+        await cancellation.request_cancel(ctx, op, caller.name, reason)
+    except (ApiError, DomainError) as exc:
+        err = as_api_error(exc)
         return await _detail(request, op_id, caller, action_error=err, form=form)
     return _back(op_id, "cancel")
 
@@ -251,18 +253,19 @@ async def resolve_action(request: Request, op_id: str) -> Response:
     checked = await _action(request, op_id)
     if isinstance(checked, Response):
         return checked
-    caller, form, engine, op = checked
+    caller, form, ctx, op = checked
     try:
-        await attention.resolve(engine, op, caller.name, _resolve_request(form))
-    except ApiError as err:
+        await attention.resolve(ctx, op, caller.name, _resolve_request(form))
+    except (ApiError, DomainError) as exc:
+        err = as_api_error(exc)
         return await _detail(request, op_id, caller, action_error=err, form=form)
     return _back(op_id, "resolve")
 
 
-def _resolve_request(form: dict[str, str]) -> attention.ResolveRequest:
+def _resolve_request(form: dict[str, str]) -> ResolveRequest:
     """The form as the API's request model; blank optional fields mean "not given"."""
     try:
-        return attention.ResolveRequest.model_validate(
+        return ResolveRequest.model_validate(
             {
                 "decision": form.get("decision", ""),
                 "reason": form.get("reason", "").strip(),

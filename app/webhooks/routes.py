@@ -21,9 +21,10 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from app.core import json_guard
+from app.core.context import AppContext
 from app.core.errors import ApiError
-from app.observer.context import Engine
 from app.operations import error_docs, ledger
+from app.operations import repository as ops_repo
 from app.providers import pointers
 from app.providers.http_util import scrub, secret_variants
 from app.providers.profile import Profile
@@ -45,8 +46,8 @@ class WebhookAck(BaseModel):
     detail: str
 
 
-def _profile(engine: Engine, provider: str) -> Profile:
-    profile = engine.profiles.get(provider)
+def _profile(ctx: AppContext, provider: str) -> Profile:
+    profile = ctx.profiles.get(provider)
     if profile is None:
         raise ApiError(404, "unknown_provider", f"No provider profile named {provider!r}.")
     if profile.webhooks.scheme == "none":
@@ -99,9 +100,9 @@ def _ack(status_code: int, ack: WebhookAck) -> JSONResponse:
 )
 async def receive_webhook(provider: str, request: Request) -> JSONResponse:
     """Verify a provider's event; on a match, record it and schedule an immediate status read."""
-    engine: Engine = request.app.state.engine
-    profile = _profile(engine, provider)
-    secret = profile.resolve_webhook_secret(engine.env)
+    ctx: AppContext = request.app.state.ctx
+    profile = _profile(ctx, provider)
+    secret = profile.resolve_webhook_secret(ctx.env)
     if secret is None:
         raise ApiError(
             503,
@@ -110,7 +111,7 @@ async def receive_webhook(provider: str, request: Request) -> JSONResponse:
             "is not configured; the event cannot be verified and was not recorded.",
         )
     body = await request.body()
-    now = engine.now()
+    now = ctx.now()
     try:
         verify(profile.webhooks, secret.reveal(), request.headers, body, now)
     except SignatureError as exc:
@@ -131,8 +132,8 @@ async def receive_webhook(provider: str, request: Request) -> JSONResponse:
         return _ack(202, WebhookAck(status="ignored", event_id=event_id, detail="no job id"))
 
     kicked = False
-    async with engine.db.transaction() as session:
-        op = await repo.operation_for_job(session, provider, job_id)
+    async with ctx.db.transaction() as session:
+        op = await ops_repo.get_by_remote_job(session, provider, job_id)
         if op is None:
             return _ack(
                 202,
@@ -158,7 +159,7 @@ async def receive_webhook(provider: str, request: Request) -> JSONResponse:
                     detail="this event was already recorded; nothing was done",
                 ),
             )
-        kicked = await repo.poll_now(
+        kicked = await ops_repo.make_due_now(
             session, op.id, now=now, reason=f"webhook {event_type or event_id}: read status"
         )
         text = scrub(body.decode("utf-8", "replace"), secret_variants([secret.reveal()]))
@@ -179,7 +180,7 @@ async def receive_webhook(provider: str, request: Request) -> JSONResponse:
             },
         )
     if kicked:
-        engine.notifier.kick()
+        ctx.notifier.kick()
     detail = (
         "recorded; the operation's status will be read now"
         if kicked

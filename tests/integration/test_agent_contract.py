@@ -57,7 +57,7 @@ async def test_outcome_is_the_same_on_every_body(
         assert created.json()["outcome"] is None
         await gateway.run_until_done(op_id)
     bodies = await _every_body(gateway, op_id)
-    async with gateway.engine.db.transaction() as session:
+    async with gateway.ctx.db.transaction() as session:
         row = (await session.execute(OUTBOX.select().where(OUTBOX.c.operation_id == op_id))).one()
     bodies["callback"] = row.payload["data"]
     assert {name: b["outcome"] for name, b in bodies.items()} == dict.fromkeys(bodies, outcome)

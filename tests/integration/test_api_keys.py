@@ -27,6 +27,7 @@ from app.core.db import sync_url
 from app.mock_provider.webhooks import signed_headers, webhook_body
 from app.operations import repository as repo
 from tests.conftest import Gateway, make_settings
+from tests.support.timing import budget
 
 WEBHOOK_SECRET = "whsec_" + base64.b64encode(b"jobgate-test-webhook-secret-0001").decode()
 
@@ -37,7 +38,7 @@ def gateway_settings() -> dict[str, Any]:
 
 
 async def mint(gw: Gateway, name: str, role: str) -> str:
-    _, key = await keys.create(gw.engine.db, name, role, gw.clock.now())
+    _, key = await keys.create(gw.ctx.db, name, role, gw.clock.now())
     return key
 
 
@@ -89,7 +90,7 @@ def jobgate(*args: str, database_url: str) -> subprocess.CompletedProcess[str]:
         env={**clean, "JOBGATE_DATABASE_URL": database_url},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=budget(60),
     )
 
 
@@ -104,7 +105,7 @@ def key_rows(database_url: str) -> list[dict[str, Any]]:
 
 
 async def operation_count(gw: Gateway) -> int:
-    async with gw.engine.db.transaction() as session:
+    async with gw.ctx.db.transaction() as session:
         ops = await repo.list_operations(
             session, repo.ListFilter(), limit=1000, before=None, done_states=frozenset()
         )
@@ -152,7 +153,7 @@ async def test_unknown_malformed_and_revoked_keys_are_401(gateway: Gateway) -> N
         r = await gateway.http.get("/v1/operations", headers=header)
         assert r.status_code == 401 and code(r) == "unauthorized", header
 
-    await keys.revoke(gateway.engine.db, "agent-a", gateway.clock.now())
+    await keys.revoke(gateway.ctx.db, "agent-a", gateway.clock.now())
     r = await gateway.http.get("/v1/operations", headers=bearer(agent))
     assert r.status_code == 401 and code(r) == "unauthorized"  # at once: no cache kept it
     assert "revoked" in r.json()["error"]["message"]
@@ -190,7 +191,7 @@ async def test_agents_see_and_act_only_on_their_own_operations(gateway: Gateway)
     ):
         r = await gateway.http.request(method, f"/v1/operations/{op_a}{path}", headers=bearer(b))
         assert r.status_code == 404 and code(r) == "operation_not_found", (path, r.text)
-    async with gateway.engine.db.transaction() as session:
+    async with gateway.ctx.db.transaction() as session:
         op = await repo.get(session, op_a)
     assert op is not None and op.cancel_requested_at is None  # B's cancel changed nothing
 
@@ -213,7 +214,7 @@ async def test_the_same_idempotency_key_from_two_agents_makes_two_operations(
     # Each agent's replay still finds its own operation.
     again = await create(gateway, b, idem="shared-key-1")
     assert again.status_code == 200 and again.json()["operation_id"] == op_b
-    async with gateway.engine.db.transaction() as session:
+    async with gateway.ctx.db.transaction() as session:
         principals = {
             o.id: o.principal
             for o in [await repo.get(session, op_a), await repo.get(session, op_b)]
@@ -265,7 +266,7 @@ async def test_operators_see_everything_and_resolve_agents_get_403(gateway: Gate
         f"/v1/operations/{op_b}/cancel", json={"reason": "runaway"}, headers=bearer(admin)
     )
     assert r.status_code == 202, r.text
-    async with gateway.engine.db.transaction() as session:
+    async with gateway.ctx.db.transaction() as session:
         op = await repo.get(session, op_b)
     assert op is not None and op.cancel_requested_by == "root" and op.principal == "agent-b"
 
@@ -387,6 +388,6 @@ async def test_dev_mode_needs_no_key(
         assert (await gw.http.get("/v1/attention")).status_code == 200
         page = await gw.http.get("/operations")
         assert page.status_code == 200 and op_id in page.text and "dev" in page.text
-        async with gw.engine.db.transaction() as session:
+        async with gw.ctx.db.transaction() as session:
             op = await repo.get(session, op_id)
         assert op is not None and op.principal == "dev"

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+from sqlalchemy import select
+
+from app.operations.repository import OPS
 from tests.conftest import Gateway
+from tests.support.timing import budget
 
 
 async def _resolve(gw: Gateway, op_id: str, **body: Any) -> Any:
@@ -94,3 +99,32 @@ async def test_resolve_refuses_operations_that_do_not_need_attention(gateway: Ga
     assert r.status_code == 409 and r.json()["error"]["code"] == "not_needing_attention"
     r = await _resolve(gateway, op_id, decision="explode", reason="x")
     assert r.status_code == 422
+
+
+async def test_a_second_concurrent_acknowledge_cannot_overwrite_the_first(gateway: Gateway) -> None:
+    """Two operators acknowledge at once: one decision is recorded, the other gets 409.
+
+    The test holds the operation's row (PostgreSQL) or the write lock (SQLite) while
+    both requests read it and queue their writes; reads take no write lock, so both
+    requests see the same version before either writes.
+    """
+    op_id = (await gateway.start({"name": "partial_results", "processed": 10, "failed": 1})).json()[
+        "operation_id"
+    ]
+    await gateway.run_until_done(op_id)
+    async with gateway.ctx.db.write() as session:
+        await session.execute(select(OPS.c.id).where(OPS.c.id == op_id).with_for_update())
+        both = [
+            asyncio.ensure_future(_resolve(gateway, op_id, decision="acknowledge", reason=who))
+            for who in ("reviewed by A", "reviewed by B")
+        ]
+        # Let both requests read and reach their write; they cannot finish while we hold it.
+        await asyncio.wait(both, timeout=budget(1.0))
+        assert not any(t.done() for t in both)
+    first, second = await asyncio.gather(*both)
+    assert sorted([first.status_code, second.status_code]) == [200, 409], (first, second)
+    refused = first if first.status_code == 409 else second
+    assert refused.json()["error"]["code"] == "operation_changed"
+    history = (await gateway.http.get(f"/v1/operations/{op_id}/history")).json()["items"]
+    decisions = [h for h in history if h["kind"] == "decision"]
+    assert len(decisions) == 1, decisions  # exactly one decision, never overwritten

@@ -70,7 +70,7 @@ async def small_run(gateway: Gateway) -> None:
         r = await gateway.start({"name": "fast"})
         assert r.status_code == 202, r.text
         await gateway.run_until_done(r.json()["operation_id"])
-    await keys.create(gateway.engine.db, "auditor", "operator", gateway.clock.now())
+    await keys.create(gateway.ctx.db, "auditor", "operator", gateway.clock.now())
 
 
 # --- a clean run ---------------------------------------------------------------------
@@ -94,7 +94,7 @@ async def test_a_clean_run_verifies_and_every_history_row_has_its_entry(
     cancel = await gateway.http.post(f"/v1/operations/{cancelled}/cancel", json={"reason": "x"})
     assert cancel.status_code == 202, cancel.text
     await gateway.run_until_done(cancelled)
-    await keys.revoke(gateway.engine.db, "auditor", gateway.clock.now())
+    await keys.revoke(gateway.ctx.db, "auditor", gateway.clock.now())
 
     assert jobgate(monkeypatch, database_url, "audit", "verify") == 0
     out = capsys.readouterr().out

@@ -11,9 +11,12 @@ checked, only that every job succeeded and the per-job counts are those of the
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.support.timing import FACTOR, budget
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,7 +25,10 @@ def test_end_to_end_bench_runs_and_counts_the_work() -> None:
     cmd = [sys.executable, str(ROOT / "bench" / "end_to_end.py")]
     cmd += ["--jobs", "8", "--concurrency", "4", "--warmup", "2", "--json"]
     cmd += ["--only", "ceiling,jobgate-sqlite"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=100, cwd=ROOT)
+    env = {**os.environ, "JOBGATE_TEST_TIME_FACTOR": str(FACTOR)}  # its process starts, scaled
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=budget(100), cwd=ROOT, env=env
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout)
 

@@ -89,7 +89,7 @@ def assert_signed(headers: dict[str, str], body: bytes) -> None:
 
 
 async def outbox_rows(gateway: Gateway, op_id: str) -> list[Any]:
-    async with gateway.engine.db.transaction() as session:
+    async with gateway.ctx.db.transaction() as session:
         return await outbox.for_operation(session, op_id)
 
 
@@ -109,7 +109,7 @@ async def test_completion_is_delivered_exactly_once(gateway: Gateway, receiver: 
     assert final["status"] == "succeeded"
 
     # A second enqueue for the same (operation, final state) is refused by the database.
-    async with gateway.engine.db.transaction() as session:
+    async with gateway.ctx.db.transaction() as session:
         op = await session.get(Operation, op_id)
         assert op is not None
         again = await outbox.enqueue_completion(session, op, State.SUCCEEDED, gateway.clock.now())
@@ -119,7 +119,7 @@ async def test_completion_is_delivered_exactly_once(gateway: Gateway, receiver: 
 
     # Two delivery workers (as two processes would) race for it: one claims it.
     other = CallbackDelivery(
-        dataclasses.replace(gateway.engine, worker_id="second-process"), delivery(gateway).http
+        dataclasses.replace(gateway.ctx, worker_id="second-process"), delivery(gateway).http
     )
     claimed = await asyncio.gather(delivery(gateway).tick(), other.tick())
     assert sorted(claimed) == [0, 1]
@@ -150,7 +150,7 @@ async def test_receiver_failing_three_times_gets_it_on_the_fourth(
     final = await gateway.run_until_done(r.json()["operation_id"], step=61)
     op_id = final["operation_id"]
     worker = delivery(gateway)
-    scale = gateway.engine.settings.time_scale
+    scale = gateway.ctx.settings.time_scale
 
     for attempt in (1, 2, 3):
         assert await worker.tick() == 1
@@ -170,7 +170,7 @@ async def test_receiver_failing_three_times_gets_it_on_the_fourth(
         assert_signed(headers, body)
     (row,) = await outbox_rows(gateway, op_id)
     assert row.status == "delivered" and row.attempts == 4
-    async with gateway.engine.db.transaction() as session:
+    async with gateway.ctx.db.transaction() as session:
         attempts = await outbox.attempts_for(session, row.id)
     assert [a.attempt for a in attempts] == [1, 2, 3, 4]
     assert [a.status_code for a in attempts] == [500, 500, 500, 200]
@@ -206,7 +206,7 @@ async def test_private_callback_urls_are_refused_and_nothing_is_written(
     r = await gateway.start({"name": "fast"}, callback_url=url)
     assert r.status_code == 422, r.text
     assert r.json()["error"]["code"] == "callback_url_forbidden"
-    async with gateway.engine.db.transaction() as session:
+    async with gateway.ctx.db.transaction() as session:
         ops = (await session.execute(select(func.count()).select_from(Operation))).scalar_one()
         assert await repo.count_by_state(session) == {}
     assert ops == 0

@@ -82,7 +82,7 @@ async def test_one_provider_cancel_despite_concurrent_requests_and_two_observers
         )
     )
     assert {r.status_code for r in rs} == {202}
-    second = Observer(dataclasses.replace(gateway.engine, worker_id="observer-2"))
+    second = Observer(dataclasses.replace(gateway.ctx, worker_id="observer-2"))
     for _ in range(6):
         await asyncio.gather(gateway.app.state.observer.tick(), second.tick())
         gateway.clock.advance(5)

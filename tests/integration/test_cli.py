@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.timing import budget
+
 BROKEN = """\
 name: broken
 base_url: http://127.0.0.1:9
@@ -26,7 +28,7 @@ def _jobgate(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         env={**clean, **env},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=budget(60),
     )
 
 

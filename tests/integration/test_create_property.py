@@ -79,7 +79,7 @@ async def test_any_create_is_4xx_with_nothing_written_or_202_and_recorded(
     )
     assert r.status_code < 500, r.text
     assert r.headers["content-type"].startswith("application/json")
-    async with gateway.engine.db.transaction() as session:
+    async with gateway.ctx.db.transaction() as session:
         op = await repo.get_by_key(session, "dev", key)
     if r.status_code != 202:
         assert 400 <= r.status_code < 500 and r.json()["error"]["code"]

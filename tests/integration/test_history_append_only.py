@@ -13,7 +13,7 @@ from tests.conftest import Gateway
 async def test_history_rows_cannot_be_changed_or_deleted(gateway: Gateway) -> None:
     r = await gateway.start({"name": "fast"})
     op_id = r.json()["operation_id"]
-    engine = create_engine(sync_url(gateway.engine.settings.database_url))
+    engine = create_engine(sync_url(gateway.ctx.settings.database_url))
     try:
         for sql in (
             "UPDATE operation_history SET cause = 'rewritten' WHERE operation_id = :id",

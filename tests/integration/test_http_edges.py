@@ -12,7 +12,7 @@ from tests.conftest import Gateway
 
 
 async def _operations(gw: Gateway) -> int:
-    async with gw.engine.db.transaction() as session:
+    async with gw.ctx.db.transaction() as session:
         return int(
             (await session.execute(select(func.count()).select_from(Operation))).scalar_one()
         )

@@ -34,7 +34,7 @@ def _nested(depth: int) -> str:
 
 
 async def _rows(gw: Gateway) -> tuple[int, int]:
-    async with gw.engine.db.transaction() as session:
+    async with gw.ctx.db.transaction() as session:
         ops = (await session.execute(select(func.count()).select_from(Operation))).scalar_one()
         hist = (await session.execute(select(func.count()).select_from(HistoryEntry))).scalar_one()
     return ops, hist

@@ -4,25 +4,30 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 import uuid
+from collections.abc import Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 
-from app.core.clock import SystemClock
-from app.observer.runner import apply, process
-from app.observer.steps import step
+from app.core.clock import FakeClock
 from app.observer.worker import Observer
 from app.operations import repository as repo
+from app.operations.driver.runner import apply, process
+from app.operations.driver.steps import step
 from app.operations.repository import Fence
 from tests.conftest import Gateway, make_settings
+from tests.support.timing import QUICK_S, budget
 
 
 async def test_a_stale_worker_is_fenced_off(gateway: Gateway) -> None:
     op_id = (await gateway.start({"name": "never_finishes"})).json()["operation_id"]
     await gateway.tick(61)  # observing
     # Worker A claims the operation.
-    stale = dataclasses.replace(gateway.engine, worker_id="stale-A")
+    stale = dataclasses.replace(gateway.ctx, worker_id="stale-A")
     gateway.clock.advance(120)
     async with stale.db.transaction() as session:
         [snapshot] = await repo.claim_due(
@@ -32,13 +37,13 @@ async def test_a_stale_worker_is_fenced_off(gateway: Gateway) -> None:
     decision = await step(stale, snapshot, None)
     # Its lease lapses; the successor claims the operation and polls.
     await gateway.tick(31)
-    async with gateway.engine.db.transaction() as session:
+    async with gateway.ctx.db.transaction() as session:
         successor = await repo.get(session, op_id)
     assert successor is not None and successor.lease_token == snapshot.lease_token + 1
     # A wakes up and writes what it saw, then tries to carry on: both are refused.
     assert not await apply(stale, snapshot, Fence("stale-A", snapshot.lease_token), decision)
     await process(stale, snapshot, Fence("stale-A", snapshot.lease_token))
-    async with gateway.engine.db.transaction() as session:
+    async with gateway.ctx.db.transaction() as session:
         after = await repo.get(session, op_id)
         rows = await repo.history(session, op_id)
     assert after is not None
@@ -55,7 +60,7 @@ async def test_a_stale_worker_is_fenced_off(gateway: Gateway) -> None:
 
 async def test_only_due_and_unleased_rows_are_claimed(gateway: Gateway) -> None:
     op_id = (await gateway.start({"name": "never_finishes"})).json()["operation_id"]
-    engine = gateway.engine
+    engine = gateway.ctx
     async with engine.db.transaction() as session:
         first = await repo.claim_due(
             session, now=engine.now(), owner="x", lease_seconds=30, limit=10, skip_locked=False
@@ -72,30 +77,78 @@ async def test_only_due_and_unleased_rows_are_claimed(gateway: Gateway) -> None:
     assert [o.id for o in claimed] == [op_id] and again == []
 
 
+class HeldStatusReads(httpx.AsyncBaseTransport):
+    """Passes every call to the real mock, but holds status reads until the test releases them.
+
+    The provider call stays in flight for exactly as long as the test needs, with no
+    real-clock delay at the mock and no sleep in the test.
+    """
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.hold = False
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self.hold and request.method == "GET" and "/jobs/" in request.url.path:
+            self.entered.set()
+            await self.release.wait()
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 async def test_the_lease_is_renewed_while_a_slow_provider_call_is_in_flight(
     database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
 ) -> None:
-    """Real clock: the lease (0.2 s) is shorter than the provider's answer (0.6 s)."""
+    """Fake clock: the lease (30 s) lapses on it while the provider's answer is still held."""
     from app.main import create_app
 
-    settings = make_settings(database_url, mock_url, tmp_path, lease_seconds=0.2, time_scale=0.001)
-    app = create_app(settings, clock=SystemClock(), run_observer=False)
+    clock = FakeClock()
+    held = HeldStatusReads()
+    settings = make_settings(database_url, mock_url, tmp_path, lease_seconds=30.0)
+    app = create_app(settings, clock=clock, run_observer=False, transport=held)
     async with app.router.lifespan_context(app):
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://gateway"
         ) as http:
-            body = {
-                "provider": "mock",
-                "kind": "report",
-                "input": {"scenario": {"name": "never_finishes", "status_delay_ms": 600}},
-            }
+            body = {"provider": "mock", "kind": "report", "input": {"scenario": {"name": "slow"}}}
             r = await http.post(
                 "/v1/operations", json=body, headers={"Idempotency-Key": uuid.uuid4().hex}
             )
             assert r.json()["state"] == "accepted"
-            await asyncio.sleep(0.01)  # the first poll is due after 2 ms (scaled)
+            op_id = r.json()["operation_id"]
+            clock.advance(61)  # the first poll is due
+            held.hold = True
             first = asyncio.create_task(app.state.observer.tick())
-            await asyncio.sleep(0.4)  # twice the lease: only a heartbeat keeps it
-            rival = Observer(dataclasses.replace(app.state.engine, worker_id="rival"))
+            await asyncio.wait_for(held.entered.wait(), budget(QUICK_S))  # the read is in flight
+            claimed_until = await _lease_expiry(app, op_id)
+            clock.advance(31)  # past the claimed lease: only a heartbeat keeps it
+            assert clock.now() > claimed_until
+
+            async def renewed() -> bool:
+                return await _lease_expiry(app, op_id) > clock.now()
+
+            await _eventually(renewed, "the heartbeat renewed the lease while the call waited")
+            rival = Observer(dataclasses.replace(app.state.ctx, worker_id="rival"))
             assert await rival.tick() == 0
-            assert await first == 1
+            held.release.set()
+            assert await asyncio.wait_for(first, budget(QUICK_S)) == 1
+
+
+async def _lease_expiry(app: Any, op_id: str) -> datetime:
+    async with app.state.ctx.db.transaction() as session:
+        op = await repo.get(session, op_id)
+    assert op is not None and op.lease_expires_at is not None
+    return op.lease_expires_at
+
+
+async def _eventually(pred: Callable[[], Awaitable[bool]], what: str) -> None:
+    """Wait for work already set in motion (no clock involved), within the scaled budget."""
+    ends = time.monotonic() + budget(QUICK_S)
+    while not await pred():
+        if time.monotonic() > ends:
+            raise AssertionError(f"never happened: {what}")
+        await asyncio.sleep(0.005)  # yield to the step's tasks; a poll, not a timing assumption

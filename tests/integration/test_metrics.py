@@ -13,9 +13,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from app.observer.runner import apply
-from app.observer.steps import step
 from app.operations import repository as repo
+from app.operations.driver.runner import apply
+from app.operations.driver.steps import step
 from app.operations.repository import Fence
 from tests.conftest import Gateway
 from tests.support.servers import serve_app
@@ -94,7 +94,7 @@ async def test_takeovers_and_fenced_writes_are_counted(gateway: Gateway) -> None
     op_id = (await gateway.start({"name": "never_finishes"})).json()["operation_id"]
     await gateway.tick(61)
     before = await scrape(gateway)
-    stale = dataclasses.replace(gateway.engine, worker_id="stale-A")
+    stale = dataclasses.replace(gateway.ctx, worker_id="stale-A")
     gateway.clock.advance(120)
     async with stale.db.transaction() as session:
         [snapshot] = await repo.claim_due(

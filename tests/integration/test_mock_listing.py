@@ -16,6 +16,7 @@ from app.mock_provider.app import create_app
 from app.mock_provider.settings import MockSettings
 from app.mock_provider.store import MockStore
 from tests.support.servers import serve_app
+from tests.support.timing import QUICK_S, budget
 
 
 @pytest.fixture
@@ -105,7 +106,7 @@ def test_create_delay_answers_after_the_job_exists(client: httpx.Client) -> None
             headers={"Idempotency-Key": "tok_slow"},
             timeout=httpx.Timeout(5, read=0.5),  # ample time for the mock to store the job
         )
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + budget(QUICK_S)
     while not client.get("/_mock/stats", params={"token": "tok_slow"}).json()["jobs"]:
         assert time.monotonic() < deadline
         time.sleep(0.01)

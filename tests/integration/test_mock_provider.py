@@ -22,6 +22,7 @@ from app.mock_provider.scenarios import canonical_sha256, decide_create, parse_s
 from app.mock_provider.settings import MockSettings
 from app.mock_provider.store import MockStore, NewJob
 from tests.support.servers import serve_app
+from tests.support.timing import budget
 
 
 def token() -> str:
@@ -355,7 +356,7 @@ def test_webhooks_signed_duplicate_and_stale(tmp_path: Path) -> None:
             assert payloads[1]["data"]["progress"] == {"completed": 2, "total": 2}
             ids = [headers["webhook-id"] for headers, _ in got]
             assert ids[1] == ids[2] and len({ids[0], ids[1], ids[3]}) == 3
-            deadline = time.monotonic() + 2
+            deadline = time.monotonic() + budget(2)
             while stats(c, tok)["webhooks_sent"] < 4 and time.monotonic() < deadline:
                 time.sleep(0.01)
             assert stats(c, tok)["webhooks_sent"] == 4

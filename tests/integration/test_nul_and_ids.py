@@ -39,7 +39,7 @@ def gateway_settings() -> dict[str, Any]:
 
 
 async def _counts(gw: Gateway) -> list[int]:
-    async with gw.engine.db.transaction() as session:
+    async with gw.ctx.db.transaction() as session:
         return [
             (await session.execute(select(func.count()).select_from(table))).scalar_one()
             for table in (Operation, HistoryEntry, WebhookEvent)

@@ -16,8 +16,10 @@ from sqlalchemy import create_engine, text
 
 from app.core.db import sync_url
 from tests.support.processes import Process, gateway_env, gateway_process
+from tests.support.timing import PROCESS_WORK_S, budget
 
 DEADLINES = {"create_seconds": 300, "result_seconds": 600}
+POOL = httpx.Limits(max_connections=16, max_keepalive_connections=16)  # reads reuse connections
 
 
 def _start(url: str, scenario: dict[str, Any]) -> str:
@@ -90,7 +92,7 @@ def test_sigterm_releases_leases_and_exits_cleanly(
             items = httpx.get(f"{url}/v1/operations", params={"state": "observing"}).json()
             return len(items["items"]) == len(ids)
 
-        _until(polled, 20, "all operations observing")
+        _until(polled, budget(PROCESS_WORK_S), "all operations observing")
         assert obs.terminate() == 0
     engine = create_engine(sync_url(database_url))
     try:
@@ -107,33 +109,43 @@ def test_sigterm_releases_leases_and_exits_cleanly(
 
 
 @pytest.mark.postgres_only
+@pytest.mark.timeout(budget(300))  # above the waits below, so a slow run fails on what it saw
 def test_two_observers_never_poll_one_job_under_the_same_lease(
     database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
 ) -> None:
     n = int(os.environ.get("TWO_OBS_N", "500"))
     env = gateway_env(database_url, mock_url, tmp_path / "data", lease_seconds=5)
-    with gateway_process(env, tmp_path / "gw.log", observer=False) as (_, url):
-        with concurrent.futures.ThreadPoolExecutor(16) as pool:
-            ids = list(pool.map(lambda _: _start(url, {"name": "slow", "polls": 2}), range(n)))
+    with (
+        gateway_process(env, tmp_path / "gw.log", observer=False) as (_, url),
+        httpx.Client(base_url=url, timeout=30, limits=POOL) as gw,
+        concurrent.futures.ThreadPoolExecutor(16) as pool,
+    ):
+        ids = list(pool.map(lambda _: _start(url, {"name": "slow", "polls": 2}), range(n)))
         observers = [_observer(env, f"obs{i}", tmp_path / f"o{i}.log") for i in range(2)]
         try:
 
             def all_done() -> bool:
-                r = httpx.get(f"{url}/v1/operations", params={"in_flight": "true", "limit": 1})
+                r = gw.get("/v1/operations", params={"in_flight": "true", "limit": 1})
                 return r.json()["items"] == []
 
-            _until(all_done, 180, "all operations done")
+            _until(all_done, budget(150), "all operations done")
         finally:
             for o in observers:
                 o.kill()
-        done = httpx.get(f"{url}/v1/operations", params={"status": "succeeded", "limit": 200})
+        done = gw.get("/v1/operations", params={"status": "succeeded", "limit": 200})
         assert done.status_code == 200
-        bodies = [httpx.get(f"{url}/v1/operations/{i}").json() for i in ids]
+        bodies = list(pool.map(lambda i: gw.get(f"/v1/operations/{i}").json(), ids))
+        calls = list(
+            pool.map(
+                lambda b: mock_client.get("/_mock/calls", params={"job_id": b["remote_job_id"]}),
+                bodies,
+            )
+        )
     assert {b["status"] for b in bodies} == {"succeeded"}
     workers_per_lease: dict[tuple[str, str], set[str]] = collections.defaultdict(set)
     by_worker: collections.Counter[str] = collections.Counter()
-    for b in bodies:
-        for call in mock_client.get("/_mock/calls", params={"job_id": b["remote_job_id"]}).json():
+    for b, answer in zip(bodies, calls, strict=True):
+        for call in answer.json():
             if call["op"] == "status" and call["worker"]:
                 worker, lease = call["worker"].split("#")
                 workers_per_lease[(b["remote_job_id"], lease)].add(worker)

@@ -55,7 +55,7 @@ async def test_retry_after_schedules_the_next_poll_no_earlier(gateway: Gateway) 
     r = await gateway.start({"name": "rate_limited", "retry_after": 7, "times": 1})
     op_id = r.json()["operation_id"]
     await gateway.tick(61)  # accepted -> observing, first poll answers 429
-    async with gateway.engine.db.transaction() as session:
+    async with gateway.ctx.db.transaction() as session:
         op = await repo.get(session, op_id)
     assert op is not None and op.state == "observing"
     assert op.next_poll_at is not None
@@ -111,7 +111,7 @@ async def test_result_down_past_the_deadline_is_result_unavailable(gateway: Gate
 
 
 async def test_a_429_storm_is_waited_out_not_hammered(gateway: Gateway) -> None:
-    gateway.engine.rng.seed(1)  # backoff jitter is deterministic in this test
+    gateway.ctx.rng.seed(1)  # backoff jitter is deterministic in this test
     r = await gateway.start({"name": "rate_limited", "retry_after": 7, "times": 5})
     op_id = r.json()["operation_id"]
     token = await gateway.token_of(op_id)
@@ -122,7 +122,7 @@ async def test_a_429_storm_is_waited_out_not_hammered(gateway: Gateway) -> None:
         calls = gateway.stats(token)["jobs"][job]["status_calls"]
         if calls > seen and calls <= 5:  # a new 429: the next poll waits out Retry-After
             seen = calls
-            async with gateway.engine.db.transaction() as session:
+            async with gateway.ctx.db.transaction() as session:
                 op = await repo.get(session, op_id)
             assert op is not None and op.next_poll_at is not None
             assert op.next_poll_at - gateway.clock.now() >= timedelta(seconds=7), calls

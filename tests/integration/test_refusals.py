@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from app.observer.decision import Decision
-from app.observer.runner import apply
 from app.operations import repository as repo
+from app.operations.driver.decision import Decision
+from app.operations.driver.runner import apply
 from app.operations.repository import Fence
 from app.operations.states import Evidence, State
 from tests.conftest import Gateway
@@ -13,7 +13,7 @@ from tests.conftest import Gateway
 async def test_progress_100_cannot_become_succeeded(gateway: Gateway) -> None:
     op_id = (await gateway.start({"name": "never_finishes"})).json()["operation_id"]
     await gateway.tick(61)  # observing
-    engine = gateway.engine
+    engine = gateway.ctx
     gateway.clock.advance(61)
     async with engine.db.transaction() as session:
         [op] = await repo.claim_due(

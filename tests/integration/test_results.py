@@ -34,7 +34,7 @@ async def test_a_large_result_is_stored_by_hash_and_served_whole(gateway: Gatewa
     raw = rfc8785.dumps(res["result"])
     assert res["size"] == len(raw) > 50_000
     assert res["sha256"] == hashlib.sha256(raw).hexdigest()
-    stored = gateway.engine.results.path_for(res["sha256"])
+    stored = gateway.ctx.results.path_for(res["sha256"])
     assert stored.read_bytes() == raw
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from tests.support.processes import gateway_env, gateway_process, post_operation
 from tests.support.single_create import MODES, PROFILES, PROMISED, exchanges, rows, transitions
+from tests.support.timing import PROCESS_WORK_S, budget
 
 SLOW = {"name": "slow", "polls": 1}
 
@@ -53,7 +54,7 @@ def test_a_kill_around_the_create_never_leads_to_a_second_job(
     env = gateway_env(database_url, mock_url, tmp_path / "data", profiles_dir=PROFILES)
     with gateway_process({**env, "JOBGATE_CRASH_AT": point}, tmp_path / "gw1.log") as (proc, url):
         assert _post(url, key, provider, create_s) is None
-        ends = time.monotonic() + 20
+        ends = time.monotonic() + budget(PROCESS_WORK_S)
         while proc.alive() and time.monotonic() < ends:
             time.sleep(0.05)
         assert not proc.alive(), f"the gateway never reached {point}"

@@ -42,7 +42,7 @@ async def _history(gw: Gateway, op_id: str) -> list[dict[str, Any]]:
 
 
 async def _step_failures(gw: Gateway, op_id: str) -> int:
-    async with gw.engine.db.transaction() as session:
+    async with gw.ctx.db.transaction() as session:
         op = await repo.get(session, op_id)
     assert op is not None
     return op.step_failures
@@ -66,7 +66,7 @@ async def test_an_old_row_too_deep_to_send_fails_recorded(gateway: Gateway) -> N
     deep: Any = "leaf"
     for _ in range(600):
         deep = [deep]
-    engine = gateway.engine
+    engine = gateway.ctx
     req = CreateOperationRequest(provider="mock", kind="report", input={})
     op = _new_operation(engine, "dev", uuid.uuid4().hex, fingerprint("mock", "x", {}), req)
     op.input = {"deep": deep}  # what today's intake refuses, as an older version stored it
@@ -93,8 +93,8 @@ async def test_step_exceptions_are_counted_recorded_and_stall(
     async def broken_status(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(f"upstream echoed Bearer {TOKEN} and gave up")
 
-    monkeypatch.setattr(gateway.engine.client, "status", broken_status)
-    limit = gateway.engine.settings.max_step_failures
+    monkeypatch.setattr(gateway.ctx.client, "status", broken_status)
+    limit = gateway.ctx.settings.max_step_failures
     for n in range(1, limit):
         await gateway.tick(RETRY)
         body = (await gateway.http.get(f"/v1/operations/{op_id}")).json()
@@ -142,7 +142,7 @@ async def test_the_count_is_of_failures_in_a_row(
 ) -> None:
     op_id = (await gateway.start({"name": "never_finishes"})).json()["operation_id"]
     await gateway.tick(5)
-    real_status = gateway.engine.client.status
+    real_status = gateway.ctx.client.status
     fail = {"left": 2}
 
     async def flaky_status(*args: Any, **kwargs: Any) -> Any:
@@ -151,7 +151,7 @@ async def test_the_count_is_of_failures_in_a_row(
             raise KeyError("state")
         return await real_status(*args, **kwargs)
 
-    monkeypatch.setattr(gateway.engine.client, "status", flaky_status)
+    monkeypatch.setattr(gateway.ctx.client, "status", flaky_status)
     await gateway.tick(RETRY)
     await gateway.tick(RETRY)
     assert await _step_failures(gateway, op_id) == 2
@@ -167,7 +167,7 @@ async def test_a_failing_step_inside_the_create_request_is_recorded(
     async def broken_create(*args: Any, **kwargs: Any) -> Any:
         raise ValueError("cannot encode")
 
-    monkeypatch.setattr(gateway.engine.client, "create", broken_create)
+    monkeypatch.setattr(gateway.ctx.client, "create", broken_create)
     # A create deadline far enough away that reconciliation cannot hand it over first.
     far = {"create_seconds": 86400.0, "result_seconds": 172800.0}
     r = await gateway.start({"name": "fast"}, deadlines=far)
@@ -175,7 +175,7 @@ async def test_a_failing_step_inside_the_create_request_is_recorded(
     op_id = r.json()["operation_id"]
     rows = [h for h in await _history(gateway, op_id) if h["kind"] == "step_failed"]
     assert len(rows) == 1 and rows[0]["data"]["exception"] == "ValueError"
-    for _ in range(gateway.engine.settings.max_step_failures):
+    for _ in range(gateway.ctx.settings.max_step_failures):
         await gateway.tick(RETRY)
     body = (await gateway.http.get(f"/v1/operations/{op_id}")).json()
     assert body["state"] == "stalled" and body["error"]["details"]["exception"] == "ValueError"

@@ -27,14 +27,14 @@ def gateway_settings() -> dict[str, Any]:
 
 
 async def _key(gw: Gateway, role: str) -> dict[str, str]:
-    _, key = await keys.create(gw.engine.db, f"{role}-{uuid.uuid4().hex[:6]}", role, gw.clock.now())
+    _, key = await keys.create(gw.ctx.db, f"{role}-{uuid.uuid4().hex[:6]}", role, gw.clock.now())
     return {"Authorization": f"Bearer {key}"}
 
 
 async def _tamper(gw: Gateway, op_id: str, column: str, raw_json: str) -> None:
     """Write JSON text straight into a column, bypassing every check (as old rows were)."""
-    value = "CAST(:v AS json)" if not gw.engine.db.is_sqlite else ":v"
-    async with gw.engine.db.transaction() as session:
+    value = "CAST(:v AS json)" if not gw.ctx.db.is_sqlite else ":v"
+    async with gw.ctx.db.transaction() as session:
         await session.execute(
             text(f"UPDATE operations SET {column} = {value} WHERE id = :id"),
             {"v": raw_json, "id": op_id},

@@ -85,6 +85,10 @@ async def test_sse_streams_every_transition_then_closes(gateway: Gateway) -> Non
         json.loads(e["data"])["to_state"] for e in events if e.get("event") == "transition"
     ]
     assert transitions == ["create_pending", "result_collecting", "succeeded"]
+    history = (await gateway.http.get(f"/v1/operations/{op_id}/history")).json()["items"]
+    streamed = [json.loads(e["data"])["at"] for e in events if e.get("event") == "transition"]
+    assert streamed == [h["at"] for h in history if h["kind"] == "transition"]  # same form
+    assert all(at.endswith("Z") for at in streamed)
     assert events[-1]["event"] == "done"
     assert json.loads(events[-1]["data"])["status"] == "succeeded"
     # Resumable: after the second event only the later ones come again.

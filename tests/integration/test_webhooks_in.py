@@ -49,7 +49,7 @@ async def send(
 
 async def snapshot(gateway: Gateway, op_id: str) -> dict[str, Any]:
     """Everything a webhook could change: the row, its history, the event rows."""
-    async with gateway.engine.db.transaction() as session:
+    async with gateway.ctx.db.transaction() as session:
         op = await repo.get(session, op_id)
         assert op is not None
         hist = await repo.history(session, op_id)

@@ -13,6 +13,7 @@ from app.provider_fakes import FAKES, create_app
 from app.provider_fakes.settings import FakeSettings
 from tests.provider_fakes.conftest import client
 from tests.support.processes import Process, free_port
+from tests.support.timing import PROCESS_WORK_S, budget
 
 
 @pytest.mark.parametrize("name", sorted(FAKES))
@@ -69,7 +70,7 @@ def test_fake_provider_runs_as_a_process(tmp_path: Path) -> None:
     proc = Process(args, env, tmp_path / "fake.log").start()
     url = f"http://127.0.0.1:{port}"
     try:
-        ends = time.monotonic() + 20
+        ends = time.monotonic() + budget(PROCESS_WORK_S)
         while True:
             try:
                 stats = httpx.get(f"{url}/_fake/stats", timeout=1)

@@ -12,6 +12,7 @@ import pytest
 
 from app.cli import main
 from app.providers.profile import BUILTIN_DIR
+from tests.support.timing import budget
 
 BUNDLED = sorted(BUILTIN_DIR.glob("*.yaml"))
 SECRET = "sk-live-DO-NOT-PRINT"
@@ -65,7 +66,7 @@ def test_an_invalid_profile_exits_2_with_one_line_per_field(tmp_path: Path) -> N
         [sys.executable, "-m", "app.cli", "profiles", "check", str(broken)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=budget(60),
     )
     assert r.returncode == 2, r.stderr
     assert f"{broken}: kinds.report.create.path: field required" in r.stderr

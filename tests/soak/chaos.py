@@ -24,6 +24,7 @@ from app.core.db import sync_url
 from app.operations.states import Evidence, State, check_transition, is_done
 from tests.support.processes import Process, free_port, gateway_env, mock_process, wait_healthy
 from tests.support.single_create import PROFILES
+from tests.support.timing import budget
 
 AGENTS = 16  # concurrent agents, each running one operation at a time
 DEADLINES = {"create_seconds": 20, "result_seconds": 20, "cancel_seconds": 20}
@@ -181,7 +182,7 @@ def run_soak(
         try:
             ops = _drive(fleet, rng, operations, kills, figures)
             snapshot = _history_snapshot(database_url)
-            _wait_quiet(fleet.url, timeout=120)
+            _wait_quiet(fleet.url, timeout=budget(120))
             _check(database_url, mock_url, fleet, ops, snapshot, secret, figures)
         finally:
             fleet.stop_all()
@@ -356,7 +357,11 @@ def _replay(hist: list[Any]) -> int:
                 check_transition(
                     State(prev),
                     State(h.to_state),
-                    Evidence(str(data.get("evidence")), operator=operator),
+                    Evidence(
+                        str(data.get("evidence")),
+                        data.get("evidence_data"),
+                        operator=operator,
+                    ),
                 )
         except Exception:
             bad.add(h.operation_id)

@@ -15,7 +15,9 @@ from typing import Any
 
 import httpx
 
-START_TIMEOUT_S = 20.0
+from tests.support.timing import PROCESS_START_S, budget
+
+START_TIMEOUT_S = budget(PROCESS_START_S)
 
 
 def free_port() -> int:

@@ -11,7 +11,9 @@ from typing import Any
 
 import uvicorn
 
-_START_TIMEOUT_S = 10.0
+from tests.support.timing import budget
+
+_START_TIMEOUT_S = budget(10.0)
 _STOP_TIMEOUT_S = 10.0
 
 

@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from app.observer.create_steps import decide_create
-from app.observer.single_create import (
+from app.operations.driver.create_steps import decide_create
+from app.operations.driver.single_create import (
     INTAKE_LEASE_TOKEN,
     Blind,
     LookupOnly,
@@ -76,7 +76,7 @@ def test_only_the_intake_leases_first_step_may_send_first() -> None:
 
 
 def test_a_permit_cannot_be_made_anywhere_else() -> None:
-    with pytest.raises(TypeError, match="only by app.observer.single_create"):
+    with pytest.raises(TypeError, match="only by app.operations.driver.single_create"):
         SendPermit(object(), "op_1", "token_replay")  # type: ignore[arg-type]
 
 

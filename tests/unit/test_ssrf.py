@@ -6,8 +6,8 @@ import ipaddress
 
 import pytest
 
-from app.callbacks.ssrf import CallbackForbidden, check_callback_url, check_url, forbidden_reason
-from app.core.errors import ApiError
+from app.core.errors import DomainError, as_api_error
+from app.core.ssrf import CallbackForbidden, check_callback_url, check_url, forbidden_reason
 
 
 def resolver_for(*addresses: str):  # type: ignore[no-untyped-def]
@@ -82,9 +82,10 @@ async def test_localhost_is_resolved_by_the_system_and_refused() -> None:
 
 
 async def test_create_time_check_is_a_422_unless_allowed() -> None:
-    with pytest.raises(ApiError) as info:
+    with pytest.raises(DomainError) as info:
         await check_callback_url("http://10.0.0.1/x", allow_private=False)
-    assert info.value.status == 422 and info.value.code == "callback_url_forbidden"
+    err = as_api_error(info.value)  # the one place a domain refusal gets its HTTP status
+    assert err.status == 422 and err.code == "callback_url_forbidden"
     await check_callback_url("http://10.0.0.1/x", allow_private=True)
 
 

@@ -6,9 +6,14 @@ import pytest
 
 from app.operations.states import (
     ALLOWED,
+    HUMAN_WHY,
     NEEDS_ATTENTION,
+    STATES_OF,
+    STATUS_OF,
     TERMINAL,
+    AgentStatus,
     Evidence,
+    EvidenceKind,
     State,
     TransitionRefused,
     check_transition,
@@ -99,3 +104,56 @@ def test_stalled_needs_a_human_and_leaves_only_through_resolve() -> None:
             check_transition(State.STALLED, target, Evidence("step_failures"))
     with pytest.raises(TransitionRefused):
         check_transition(State.STALLED, State.FAILED, Evidence("x", operator=True))
+
+
+def test_every_target_requires_evidence() -> None:
+    """No target accepts a transition without proof (FAILED and the deadlines included)."""
+    for src, targets in ALLOWED.items():
+        for dst in targets:
+            with pytest.raises(TransitionRefused, match="needs evidence"):
+                check_transition(src, dst, Evidence("none"))
+
+
+def test_evidence_payloads_are_checked() -> None:
+    with pytest.raises(TransitionRefused, match="no job id"):
+        check_transition(State.CREATE_PENDING, State.ACCEPTED, Evidence(EvidenceKind.REMOTE_JOB_ID))
+    check_transition(
+        State.CREATE_PENDING,
+        State.ACCEPTED,
+        Evidence(EvidenceKind.REMOTE_JOB_ID, {"remote_job_id": "job_1"}),
+    )
+    with pytest.raises(TransitionRefused, match="no sent cancel"):
+        check_transition(
+            State.CANCEL_REQUESTED, State.CANCELLING, Evidence(EvidenceKind.CANCEL_SENT, {})
+        )
+    check_transition(
+        State.CANCEL_REQUESTED,
+        State.CANCELLING,
+        Evidence(EvidenceKind.CANCEL_SENT, {"outcome": "ok"}),
+    )
+    # A provider with no cancel endpoint: nothing was sent, and the evidence says so.
+    check_transition(
+        State.CANCEL_REQUESTED, State.CANCELLING, Evidence(EvidenceKind.NO_CANCEL_ENDPOINT)
+    )
+    with pytest.raises(TransitionRefused, match="no item counts"):
+        check_transition(
+            State.RESULT_COLLECTING, State.FAILED, Evidence(EvidenceKind.RESULT_FAILED)
+        )
+    counts = {"processed": 3, "succeeded": 0, "failed": 3}
+    check_transition(
+        State.RESULT_COLLECTING, State.FAILED, Evidence(EvidenceKind.RESULT_FAILED, counts)
+    )
+    with pytest.raises(TransitionRefused, match="fewer than two"):
+        check_transition(
+            State.RECONCILING,
+            State.CONTRACT_VIOLATION,
+            Evidence(EvidenceKind.CONFLICTING_JOB_IDS, {"job_ids": ["a"]}),
+        )
+
+
+def test_the_status_inverse_is_derived_from_the_one_mapping() -> None:
+    for state, status in STATUS_OF.items():
+        assert state in STATES_OF[status]
+    assert STATES_OF[AgentStatus.COMPLETED_WITH_ERRORS] == {State.SUCCEEDED}
+    assert set().union(*STATES_OF.values()) == set(State)
+    assert set(HUMAN_WHY) == NEEDS_ATTENTION

@@ -31,7 +31,7 @@ def _op(state: State, **kw: Any) -> Operation:
         "input": {},
         "provider_token": "t",
         "trace_id": "tr_1",
-        "state": state.value,
+        "state": state,
         "remote_job_id": "job_1",
         "create_deadline_at": NOW + timedelta(seconds=60),
         "result_deadline_at": NOW + timedelta(seconds=600),
@@ -92,7 +92,7 @@ def test_outcome_is_the_status_once_done_and_null_before(
     label: str, op: Operation, waited: bool
 ) -> None:
     body = to_body(op, NOW, waited=waited)
-    if is_done(State(op.state)):
+    if is_done(op.state):
         assert body.done and body.outcome == body.status, label
     elif waited:
         assert body.outcome == "timed_out", label

@@ -10,11 +10,11 @@ that nothing was sent.
 
 from __future__ import annotations
 
-from app.observer.decision import Decision
-from app.operations.states import Evidence, State
+from app.operations.driver.decision import Decision
+from app.operations.states import Evidence, EvidenceKind, State
 from app.providers.types import CallResult, Outcome
 
-CODE = "request_build_failed"
+CODE = EvidenceKind.REQUEST_BUILD_FAILED.value
 
 
 def build_failure(res: CallResult) -> Decision | None:
@@ -25,7 +25,7 @@ def build_failure(res: CallResult) -> Decision | None:
     return Decision(
         State.FAILED,
         f"the create request could not be built; nothing was sent ({why})",
-        Evidence(CODE),
+        Evidence(EvidenceKind.REQUEST_BUILD_FAILED),
         {
             "error": {
                 "code": CODE,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from app.observer.context import Engine
-from app.observer.decision import Decision, needs_human
-from app.observer.step_common import (
+from app.core.context import AppContext
+from app.operations.driver.decision import Decision, needs_human
+from app.operations.driver.step_common import (
     SUCCESS,
     deadline_passed,
     delay_for,
@@ -15,20 +15,20 @@ from app.observer.step_common import (
     worker_tag,
 )
 from app.operations.models import Operation
-from app.operations.states import Evidence, State
+from app.operations.states import Evidence, EvidenceKind, State
 from app.providers.profile import Profile
 from app.providers.types import CallResult, Outcome, RemoteClass
 
 
 async def step_accepted(
-    engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
+    ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
     if op.cancel_requested_at is not None:
         return _to_cancel_requested(op)
     return Decision(
         State.OBSERVING,
         "lease owner started polling",
-        Evidence("lease_owner"),
+        Evidence(EvidenceKind.LEASE_OWNER),
         {"poll_attempt": 0},
         again=True,
     )
@@ -38,26 +38,26 @@ def _to_cancel_requested(op: Operation) -> Decision:
     return Decision(
         State.CANCEL_REQUESTED,
         "cancel intent recorded earlier is now applied",
-        Evidence("cancel_intent", {"by": op.cancel_requested_by}),
+        Evidence(EvidenceKind.CANCEL_INTENT, {"by": op.cancel_requested_by}),
         again=True,
     )
 
 
 async def step_observing(
-    engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
+    ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
     if op.cancel_requested_at is not None:
         return _to_cancel_requested(op)
-    res = await engine.client.status(
-        profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(engine, op)
+    res = await ctx.client.status(
+        profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
     )
-    decision = decide_status(engine, profile, op, res, cancelling=False)
-    if decision.to is None and deadline_passed(op.result_deadline_at, engine.now()):
+    decision = decide_status(ctx, profile, op, res, cancelling=False)
+    if decision.to is None and deadline_passed(op.result_deadline_at, ctx.now()):
         # Even a deadline that passed while no process ran got this one last read first.
         return needs_human(
             State.RESULT_TIMED_OUT,
             "result deadline passed (after one last status read); polling stopped",
-            Evidence("result_deadline"),
+            Evidence(EvidenceKind.RESULT_DEADLINE),
             "The result deadline passed before the provider finished. The remote job may "
             "still be running.",
             exchanges=decision.exchanges,
@@ -66,11 +66,11 @@ async def step_observing(
 
 
 def decide_status(
-    engine: Engine, profile: Profile, op: Operation, res: CallResult, *, cancelling: bool
+    ctx: AppContext, profile: Profile, op: Operation, res: CallResult, *, cancelling: bool
 ) -> Decision:
     """Classify a status read while observing or cancelling."""
     ex = [res.exchange]
-    now = engine.now()
+    now = ctx.now()
     if res.outcome == Outcome.OK and res.remote_class is not None:
         fields = remote_fields(res)
         cls = res.remote_class
@@ -79,7 +79,7 @@ def decide_status(
             return Decision(
                 State.RESULT_COLLECTING,
                 cause,
-                Evidence("remote_success"),
+                Evidence(EvidenceKind.REMOTE_SUCCESS),
                 {**fields, "poll_attempt": 0},
                 exchanges=ex,
                 again=True,
@@ -90,7 +90,7 @@ def decide_status(
             return Decision(
                 State.FAILED,
                 "remote job failed",
-                Evidence("remote_failed"),
+                Evidence(EvidenceKind.REMOTE_FAILED),
                 {**fields, "error": provider_error(res, "remote_failed")},
                 exchanges=ex,
                 observation=observation_of(res, now, None),
@@ -99,12 +99,12 @@ def decide_status(
             return Decision(
                 State.CANCELLED,
                 "provider reports the job cancelled",
-                Evidence("remote_cancelled"),
+                Evidence(EvidenceKind.REMOTE_CANCELLED),
                 fields,
                 exchanges=ex,
                 observation=observation_of(res, now, None),
             )
-        delay = delay_for(engine, profile, op, res)
+        delay = delay_for(ctx, profile, op, res)
         return Decision(
             None,
             "remote job still running",
@@ -113,7 +113,7 @@ def decide_status(
             exchanges=ex,
             observation=observation_of(res, now, delay),
         )
-    delay = delay_for(engine, profile, op, res)
+    delay = delay_for(ctx, profile, op, res)
     return Decision(
         None,
         f"status read gave no answer ({res.outcome.value})",
@@ -125,52 +125,52 @@ def decide_status(
 
 
 async def step_cancel_requested(
-    engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
+    ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
     if profile.cancel is None:
         return Decision(
             State.CANCELLING,
             "provider has no cancel endpoint; watching for the end",
-            Evidence("cancel_sent", {"sent": False}),
-            delay=first_delay(engine, profile),
+            Evidence(EvidenceKind.NO_CANCEL_ENDPOINT),
+            delay=first_delay(ctx, profile),
         )
-    res = await engine.client.cancel(
+    res = await ctx.client.cancel(
         profile,
         op.remote_job_id or "",
         trace_id=op.trace_id,
         reason=op.cancel_reason,
-        worker=worker_tag(engine, op),
+        worker=worker_tag(ctx, op),
     )
     if res.outcome in (Outcome.AMBIGUOUS, Outcome.RATE_LIMITED) and profile.cancel.idempotent:
         return Decision(
             None,
             "cancel not confirmed as sent; will send again (idempotent)",
             fields={"poll_attempt": op.poll_attempt + 1},
-            delay=delay_for(engine, profile, op, res),
+            delay=delay_for(ctx, profile, op, res),
             exchanges=[res.exchange],
         )
     return Decision(
         State.CANCELLING,
         f"cancel sent ({res.outcome.value})",
-        Evidence("cancel_sent", {"outcome": res.outcome.value}),
+        Evidence(EvidenceKind.CANCEL_SENT, {"outcome": res.outcome.value}),
         {"poll_attempt": 0},
-        delay=first_delay(engine, profile),
+        delay=first_delay(ctx, profile),
         exchanges=[res.exchange],
     )
 
 
 async def step_cancelling(
-    engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
+    ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
-    res = await engine.client.status(
-        profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(engine, op)
+    res = await ctx.client.status(
+        profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
     )
-    decision = decide_status(engine, profile, op, res, cancelling=True)
-    if decision.to is None and deadline_passed(op.cancel_deadline_at, engine.now()):
+    decision = decide_status(ctx, profile, op, res, cancelling=True)
+    if decision.to is None and deadline_passed(op.cancel_deadline_at, ctx.now()):
         return needs_human(
             State.CANCELLATION_UNCONFIRMED,
             "cancel deadline passed with no terminal remote state (after one last status read)",
-            Evidence("cancel_deadline"),
+            Evidence(EvidenceKind.CANCEL_DEADLINE),
             "The provider never confirmed the cancellation; the remote job may still run.",
             details={
                 "remote_job_id": op.remote_job_id,

@@ -1,6 +1,6 @@
 """audit_log (hash-chained, append-only) and audit_head (the chain's end)
 
-Revision ID: 0007_audit_log
+Revision ID: 0006_audit_log
 Revises: 0005
 Create Date: 2026-12-01
 """
@@ -10,7 +10,7 @@ from alembic import op
 
 from app.core.types import UTCDateTime
 
-revision = "0007_audit_log"
+revision = "0006_audit_log"
 down_revision = "0005"
 branch_labels = None
 depends_on = None

@@ -13,15 +13,15 @@ from datetime import timedelta
 from typing import Any
 
 from app.core import faults, logs, telemetry
-from app.observer import step_failures
-from app.observer.context import Engine
-from app.observer.decision import Decision
-from app.observer.steps import step
+from app.core.context import AppContext
 from app.operations import ledger
 from app.operations import repository as repo
+from app.operations.driver import step_failures
+from app.operations.driver.decision import Decision
+from app.operations.driver.steps import step
 from app.operations.models import Operation
 from app.operations.repository import Fence
-from app.operations.states import Evidence, State, TransitionRefused, is_done
+from app.operations.states import Evidence, TransitionRefused, is_done
 from app.providers.types import CallResult
 
 log = logging.getLogger(__name__)
@@ -30,43 +30,43 @@ MAX_STEPS = 8  # steps one lease may chain (create -> collect -> succeeded is 3)
 REFUSAL_RETRY_SECONDS = 60.0  # a refused transition is a bug: look again later, slowly
 
 
-async def process(engine: Engine, op: Operation, fence: Fence) -> Operation:
+async def process(ctx: AppContext, op: Operation, fence: Fence) -> Operation:
     """Move `op` forward until it must wait, is done, or the lease is lost."""
     with logs.bind(op.id, op.trace_id):  # every line logged meanwhile names the operation
-        return await _process(engine, op, fence)
+        return await _process(ctx, op, fence)
 
 
-async def _process(engine: Engine, op: Operation, fence: Fence) -> Operation:
+async def _process(ctx: AppContext, op: Operation, fence: Fence) -> Operation:
     carry: CallResult | None = None
     for _ in range(MAX_STEPS):
-        if is_done(State(op.state)):
-            await _release_done(engine, op, fence)
+        if is_done(op.state):
+            await _release_done(ctx, op, fence)
             return op
-        if not await _ensure_lease(engine, op, fence):
+        if not await _ensure_lease(ctx, op, fence):
             return op
         try:
-            decision = await _step_with_heartbeat(engine, op, fence, carry)
-            faults.maybe_crash(engine.settings, f"before_apply_{op.state}")  # made, not recorded
-            applied = await apply(engine, op, fence, decision)
+            decision = await _step_with_heartbeat(ctx, op, fence, carry)
+            faults.maybe_crash(ctx.settings, f"before_apply_{op.state}")  # made, not recorded
+            applied = await apply(ctx, op, fence, decision)
         except Exception as exc:  # counted, recorded, logged; `stalled` after too many in a row
-            retry = _retry_fields(engine, "step raised; retrying later")
-            await step_failures.record(engine, op, fence, exc, retry=retry)
+            retry = _retry_fields(ctx, "step raised; retrying later")
+            await step_failures.record(ctx, op, fence, exc, retry=retry)
             return op
         if not applied:
             log.info("lost the lease or the row moved on %s; leaving it", op.id)
             return op
-        engine.notifier.publish(op.id)
-        faults.maybe_crash(engine.settings, f"after_{op.state}")
+        ctx.notifier.publish(op.id)
+        faults.maybe_crash(ctx.settings, f"after_{op.state}")
         if not decision.again:
             return op
         carry = decision.carry
-    await _schedule_retry(engine, op, fence, "step limit reached")
+    await _schedule_retry(ctx, op, fence, "step limit reached")
     return op
 
 
-def _schedule(engine: Engine, op: Operation, decision: Decision) -> dict[str, Any]:
+def _schedule(ctx: AppContext, op: Operation, decision: Decision) -> dict[str, Any]:
     """Lease and next-poll fields written in the same statement as the decision."""
-    new_state = decision.to or State(op.state)
+    new_state = decision.to or op.state
     if decision.again and not is_done(new_state):
         return {}
     fields: dict[str, Any] = {"lease_owner": None, "lease_expires_at": None}
@@ -75,22 +75,22 @@ def _schedule(engine: Engine, op: Operation, decision: Decision) -> dict[str, An
     else:
         delay = decision.delay if decision.delay is not None else 0.0
         fields.update(
-            next_poll_at=engine.now() + timedelta(seconds=delay),
+            next_poll_at=ctx.now() + timedelta(seconds=delay),
             next_poll_reason=decision.cause[:200],
         )
     return fields
 
 
-async def apply(engine: Engine, op: Operation, fence: Fence, decision: Decision) -> bool:
+async def apply(ctx: AppContext, op: Operation, fence: Fence, decision: Decision) -> bool:
     """One transaction: exchanges, the transition or observation, the schedule.
 
     Exchanges are facts (the call was made) and are kept even when the write that
     follows is fenced off; the fenced write itself is recorded as such.
     """
-    now = engine.now()
-    actor = f"observer:{engine.worker_id}"
-    fields = {**decision.fields, **_schedule(engine, op, decision), **step_failures.reset(op)}
-    async with engine.db.transaction() as session:
+    now = ctx.now()
+    actor = f"observer:{ctx.worker_id}"
+    fields = {**decision.fields, **_schedule(ctx, op, decision), **step_failures.reset(op)}
+    async with ctx.db.transaction() as session:
         for ex in decision.exchanges:
             await ledger.record(
                 session,
@@ -113,7 +113,7 @@ async def apply(engine: Engine, op: Operation, fence: Fence, decision: Decision)
                     session,
                     op,
                     decision.to,
-                    evidence=decision.evidence or Evidence("none"),
+                    evidence=decision.evidence or Evidence("missing"),  # refused: no proof
                     actor=actor,
                     cause=decision.cause,
                     now=now,
@@ -123,12 +123,12 @@ async def apply(engine: Engine, op: Operation, fence: Fence, decision: Decision)
                 )
             except TransitionRefused as err:
                 await ledger.record_refusal(session, op, err, actor=actor, now=now)
-                await repo.update_fenced(
+                await repo.fenced_update(
                     session,
                     op.id,
                     fence=fence,
                     at=now,
-                    fields=_retry_fields(engine, f"refused: {err.reason}"),
+                    fields=_retry_fields(ctx, f"refused: {err.reason}"),
                 )
                 return False
             if applied and decision.failed_items:
@@ -156,8 +156,8 @@ async def _observe(
     actor: str,
     now: Any,
 ) -> bool:
-    applied = await repo.update_fenced(
-        session, op.id, fence=fence, at=now, fields=fields, expect_state=State(op.state)
+    applied = await repo.fenced_update(
+        session, op.id, fence=fence, at=now, fields=fields, expect_state=op.state
     )
     if applied:
         if decision.observation is not None:
@@ -176,69 +176,69 @@ async def _observe(
 
 
 async def _step_with_heartbeat(
-    engine: Engine, op: Operation, fence: Fence, carry: CallResult | None
+    ctx: AppContext, op: Operation, fence: Fence, carry: CallResult | None
 ) -> Decision:
     """Run one step while the lease is renewed at half-life, however slow the provider is."""
 
     async def heartbeat() -> None:
         while True:
-            await asyncio.sleep(engine.lease_seconds / 2)
-            if not await _renew(engine, op, fence):
+            await ctx.clock.sleep(ctx.lease_seconds / 2)  # the fake clock in tests
+            if not await _renew(ctx, op, fence):
                 return  # lost: whatever the step then writes is refused by the fence
 
     beat = asyncio.create_task(heartbeat())
     try:
-        return await step(engine, op, carry)
+        return await step(ctx, op, carry)
     finally:
         beat.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await beat
 
 
-async def _ensure_lease(engine: Engine, op: Operation, fence: Fence) -> bool:
+async def _ensure_lease(ctx: AppContext, op: Operation, fence: Fence) -> bool:
     """Renew at half-life so a long chain of steps never outlives its lease."""
-    now = engine.now()
+    now = ctx.now()
     if op.lease_expires_at is not None and (op.lease_expires_at - now).total_seconds() > (
-        engine.lease_seconds / 2
+        ctx.lease_seconds / 2
     ):
         return True
-    return await _renew(engine, op, fence)
+    return await _renew(ctx, op, fence)
 
 
-async def _renew(engine: Engine, op: Operation, fence: Fence) -> bool:
-    now = engine.now()
-    async with engine.db.transaction() as session:
+async def _renew(ctx: AppContext, op: Operation, fence: Fence) -> bool:
+    now = ctx.now()
+    async with ctx.db.transaction() as session:
         ok = await repo.renew_lease(
-            session, op.id, fence=fence, now=now, lease_seconds=engine.lease_seconds
+            session, op.id, fence=fence, now=now, lease_seconds=ctx.lease_seconds
         )
     if ok:
-        op.lease_expires_at = now + timedelta(seconds=engine.lease_seconds)
+        op.lease_expires_at = now + timedelta(seconds=ctx.lease_seconds)
     return ok
 
 
-def _retry_fields(engine: Engine, why: str) -> dict[str, Any]:
-    delay = REFUSAL_RETRY_SECONDS * engine.settings.time_scale
+def _retry_fields(ctx: AppContext, why: str) -> dict[str, Any]:
+    delay = ctx.settings.scaled(REFUSAL_RETRY_SECONDS)
     return {
         "lease_owner": None,
         "lease_expires_at": None,
-        "next_poll_at": engine.now() + timedelta(seconds=delay),
+        "next_poll_at": ctx.now() + timedelta(seconds=delay),
         "next_poll_reason": why[:200],
     }
 
 
-async def _schedule_retry(engine: Engine, op: Operation, fence: Fence, why: str) -> None:
-    async with engine.db.transaction() as session:
-        await repo.update_fenced(
-            session, op.id, fence=fence, at=engine.now(), fields=_retry_fields(engine, why)
+async def _schedule_retry(ctx: AppContext, op: Operation, fence: Fence, why: str) -> None:
+    async with ctx.db.transaction() as session:
+        await repo.fenced_update(
+            session, op.id, fence=fence, at=ctx.now(), fields=_retry_fields(ctx, why)
         )
 
 
-async def _release_done(engine: Engine, op: Operation, fence: Fence) -> None:
-    async with engine.db.transaction() as session:
-        await repo.update_fenced(
+async def _release_done(ctx: AppContext, op: Operation, fence: Fence) -> None:
+    async with ctx.db.transaction() as session:
+        await repo.fenced_update(
             session,
             op.id,
             fence=fence,
-            at=engine.now(),
+            at=ctx.now(),
             fields={"lease_owner": None, "lease_expires_at": None, "next_poll_at": None},
         )

@@ -1,19 +1,19 @@
 """Steps that learn the remote job: create, and reconciliation after an ambiguous create.
 
 Intent before effect: these run only for a committed operation under its lease.
-A create is sent only with a `SendPermit` (app.observer.single_create): the first
+A create is sent only with a `SendPermit` (app.operations.driver.single_create): the first
 send under the intake lease, or a replay with the stored token to a provider that
-honours it. Everything else is found by lookups (app.observer.reconcile) or handed
+honours it. Everything else is found by lookups (app.operations.driver.reconcile) or handed
 to a human.
 """
 
 from __future__ import annotations
 
-from app.observer.context import Engine
-from app.observer.decision import Decision
-from app.observer.reconcile import by_lookup, by_token, refused_resend, unconfirmed
-from app.observer.request_build import build_failure
-from app.observer.single_create import (
+from app.core.context import AppContext
+from app.operations.driver.decision import Decision
+from app.operations.driver.reconcile import by_lookup, by_token, refused_resend, unconfirmed
+from app.operations.driver.request_build import build_failure
+from app.operations.driver.single_create import (
     Blind,
     LookupOnly,
     TokenHonoured,
@@ -21,7 +21,7 @@ from app.observer.single_create import (
     first_send,
     send_create,
 )
-from app.observer.step_common import (
+from app.operations.driver.step_common import (
     SUCCESS,
     deadline_passed,
     delay_for,
@@ -30,19 +30,19 @@ from app.observer.step_common import (
     remote_fields,
 )
 from app.operations.models import Operation
-from app.operations.states import Evidence, State
+from app.operations.states import Evidence, EvidenceKind, State
 from app.providers.profile import Profile
 from app.providers.types import CallResult, Outcome
 
 
 async def step_create_pending(
-    engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
+    ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
-    if deadline_passed(op.create_deadline_at, engine.now()):
+    if deadline_passed(op.create_deadline_at, ctx.now()):
         return Decision(
             State.CREATE_UNKNOWN,
             "create deadline passed before a confirmed create",
-            Evidence("create_deadline"),
+            Evidence(EvidenceKind.CREATE_DEADLINE),
             again=True,
         )
     permit = first_send(op)
@@ -53,14 +53,14 @@ async def step_create_pending(
         return Decision(
             State.CREATE_UNKNOWN,
             "resumed after the create request died; the create may already have been sent",
-            Evidence("ambiguous_create"),
+            Evidence(EvidenceKind.AMBIGUOUS_CREATE),
             again=True,
         )
-    res = await send_create(engine, profile, op, permit)
-    return decide_create(engine, profile, op, res)
+    res = await send_create(ctx, profile, op, permit)
+    return decide_create(ctx, profile, op, res)
 
 
-def decide_create(engine: Engine, profile: Profile, op: Operation, res: CallResult) -> Decision:
+def decide_create(ctx: AppContext, profile: Profile, op: Operation, res: CallResult) -> Decision:
     """Classify the first create's answer."""
     if (unbuildable := build_failure(res)) is not None:
         return unbuildable
@@ -71,7 +71,7 @@ def decide_create(engine: Engine, profile: Profile, op: Operation, res: CallResu
             return Decision(
                 State.RESULT_COLLECTING,
                 "provider answered the create with a result",
-                Evidence("remote_success"),
+                Evidence(EvidenceKind.REMOTE_SUCCESS),
                 fields,
                 exchanges=ex,
                 again=True,
@@ -80,9 +80,9 @@ def decide_create(engine: Engine, profile: Profile, op: Operation, res: CallResu
         return Decision(
             State.ACCEPTED,
             "provider accepted the job",
-            Evidence("remote_job_id", {"remote_job_id": res.remote_job_id}),
+            Evidence(EvidenceKind.REMOTE_JOB_ID, {"remote_job_id": res.remote_job_id}),
             fields,
-            delay=first_delay(engine, profile),
+            delay=first_delay(ctx, profile),
             exchanges=ex,
         )
     cap = capability(profile, op.single_create)
@@ -98,7 +98,7 @@ def decide_create(engine: Engine, profile: Profile, op: Operation, res: CallResu
         return Decision(
             State.FAILED,
             "provider definitively rejected the create",
-            Evidence("create_rejected"),
+            Evidence(EvidenceKind.CREATE_REJECTED),
             {"error": error},
             exchanges=ex,
         )
@@ -106,9 +106,9 @@ def decide_create(engine: Engine, profile: Profile, op: Operation, res: CallResu
     return Decision(
         State.CREATE_UNKNOWN,
         f"create outcome ambiguous ({res.outcome.value})",
-        Evidence("ambiguous_create"),
+        Evidence(EvidenceKind.AMBIGUOUS_CREATE),
         {"poll_attempt": op.poll_attempt + 1},
-        delay=None if blind else delay_for(engine, profile, op, res),
+        delay=None if blind else delay_for(ctx, profile, op, res),
         again=blind,
         exchanges=ex,
         carry=res if blind else None,
@@ -116,35 +116,35 @@ def decide_create(engine: Engine, profile: Profile, op: Operation, res: CallResu
 
 
 async def step_create_unknown(
-    engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
+    ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
     cap = capability(profile, op.single_create)
-    past = deadline_passed(op.create_deadline_at, engine.now())
+    past = deadline_passed(op.create_deadline_at, ctx.now())
     if isinstance(cap, Blind):
         why = _what_the_create_got(carry)
-        return unconfirmed(engine, profile, op, cap, why, notes=[refused_resend(op, cap)])
+        return unconfirmed(ctx, profile, op, cap, why, notes=[refused_resend(op, cap)])
     if past and isinstance(cap, TokenHonoured) and cap.lookup is None:
         # Past the deadline only reads are allowed, and this profile has nothing to read.
-        return unconfirmed(engine, profile, op, cap, "create deadline passed")
+        return unconfirmed(ctx, profile, op, cap, "create deadline passed")
     if past:
         how = "create deadline passed; one last read-only lookup before handing over"
     elif isinstance(cap, LookupOnly):
         how = "finding the remote job by its client reference (never by a resend)"
     else:
         how = "finding the remote job: lookup first, then a replay with the same token"
-    return Decision(State.RECONCILING, how, Evidence("reconcile"), again=True)
+    return Decision(State.RECONCILING, how, Evidence(EvidenceKind.RECONCILE), again=True)
 
 
 async def step_reconciling(
-    engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
+    ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
     cap = capability(profile, op.single_create)
     if isinstance(cap, TokenHonoured):
-        return await by_token(engine, profile, op, cap)
+        return await by_token(ctx, profile, op, cap)
     if isinstance(cap, LookupOnly):
-        return await by_lookup(engine, profile, op, cap)
+        return await by_lookup(ctx, profile, op, cap)
     # The profile lost its lookup while this operation was reconciling.
-    return unconfirmed(engine, profile, op, cap, "no lookup left", notes=[refused_resend(op, cap)])
+    return unconfirmed(ctx, profile, op, cap, "no lookup left", notes=[refused_resend(op, cap)])
 
 
 def _what_the_create_got(res: CallResult | None) -> str:

@@ -7,11 +7,15 @@ any call so an expired clock becomes a state, never a silent drop.
 
 from __future__ import annotations
 
-from app.observer.collect import collect_result
-from app.observer.context import Engine
-from app.observer.create_steps import step_create_pending, step_create_unknown, step_reconciling
-from app.observer.decision import Decision
-from app.observer.watch_steps import (
+from app.core.context import AppContext
+from app.operations.driver.collect import collect_result
+from app.operations.driver.create_steps import (
+    step_create_pending,
+    step_create_unknown,
+    step_reconciling,
+)
+from app.operations.driver.decision import Decision
+from app.operations.driver.watch_steps import (
     step_accepted,
     step_cancel_requested,
     step_cancelling,
@@ -22,11 +26,11 @@ from app.operations.states import State
 from app.providers.types import CallResult
 
 
-async def step(engine: Engine, op: Operation, carry: CallResult | None) -> Decision:
+async def step(ctx: AppContext, op: Operation, carry: CallResult | None) -> Decision:
     """Dispatch on the state; the caller holds the lease."""
-    profile = engine.profiles[op.provider]
-    handler = _STEPS[State(op.state)]
-    return await handler(engine, profile, op, carry)
+    profile = ctx.profiles[op.provider]
+    handler = _STEPS[op.state]
+    return await handler(ctx, profile, op, carry)
 
 
 _STEPS = {

@@ -15,13 +15,13 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from app.core.context import AppContext
 from app.core.text import degrade
-from app.observer.context import Engine
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.models import Operation
 from app.operations.repository import Fence
-from app.operations.states import Evidence, State, TransitionRefused
+from app.operations.states import Evidence, EvidenceKind, State, TransitionRefused
 from app.providers.http_util import scrub, secret_variants
 
 log = logging.getLogger(__name__)
@@ -49,17 +49,17 @@ def reset(op: Operation) -> dict[str, Any]:
     return {"step_failures": 0} if op.step_failures else {}
 
 
-def _variants(engine: Engine, op: Operation) -> list[str]:
+def _variants(ctx: AppContext, op: Operation) -> list[str]:
     """The secrets a message might echo: the provider's credential and webhook secret."""
-    profile = engine.profiles.get(op.provider)
+    profile = ctx.profiles.get(op.provider)
     if profile is None:
         return []
     found: list[str] = []
     try:
-        credential = profile.resolve_credential(engine.env)
+        credential = profile.resolve_credential(ctx.env)
         if credential is not None:
             found.append(credential.secret.reveal())
-        webhook = profile.resolve_webhook_secret(engine.env)
+        webhook = profile.resolve_webhook_secret(ctx.env)
         if webhook is not None:
             found.append(webhook.reveal())
     except Exception:  # a broken credential reference must not hide the failure itself
@@ -68,20 +68,20 @@ def _variants(engine: Engine, op: Operation) -> list[str]:
 
 
 async def record(
-    engine: Engine, op: Operation, fence: Fence, exc: BaseException, *, retry: dict[str, Any]
+    ctx: AppContext, op: Operation, fence: Fence, exc: BaseException, *, retry: dict[str, Any]
 ) -> None:
     """Count and record one failure; stall the operation at the limit, else retry later.
 
     The row is read again first: the failure may have happened half-way through
     applying a decision, leaving the in-memory snapshot ahead of the database.
     """
-    summary = summarize(exc, _variants(engine, op))
+    summary = summarize(exc, _variants(ctx, op))
     # The summary, not the traceback: an exception's text may echo a credential.
     log.error("step failed for %s in %s: %s", op.id, op.state, summary)
-    limit = engine.settings.max_step_failures
-    now = engine.now()
-    actor = f"observer:{engine.worker_id}"
-    async with engine.db.transaction() as session:
+    limit = ctx.settings.max_step_failures
+    now = ctx.now()
+    actor = f"observer:{ctx.worker_id}"
+    async with ctx.db.transaction() as session:
         fresh = await repo.get(session, op.id)
         if fresh is None:
             return
@@ -97,7 +97,7 @@ async def record(
         )
         if count >= limit and await _stall(session, fresh, fence, summary, count, actor, now):
             return
-        await repo.update_fenced(
+        await repo.fenced_update(
             session, op.id, fence=fence, at=now, fields={"step_failures": count, **retry}
         )
 
@@ -128,7 +128,7 @@ async def _stall(
         "next_poll_at": None,
         "next_poll_reason": None,
     }
-    evidence = Evidence("step_failures", {"failures": count, "last": summary})
+    evidence = Evidence(EvidenceKind.STEP_FAILURES, {"failures": count, "last": summary})
     try:
         return await ledger.transition(
             session,

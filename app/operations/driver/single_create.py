@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal, final
 
-from app.observer.context import Engine
-from app.observer.step_common import worker_tag
+from app.core.context import AppContext
+from app.operations.driver.step_common import worker_tag
 from app.operations.models import Operation
 from app.operations.states import State
 from app.providers.lookup import LookupEndpoint
@@ -54,7 +54,7 @@ class SendPermit:
 
     def __init__(self, key: _Mint, operation_id: str, reason: PermitReason) -> None:
         if key is not _MINT:
-            raise TypeError("a SendPermit is made only by app.observer.single_create")
+            raise TypeError("a SendPermit is made only by app.operations.driver.single_create")
         self.operation_id = operation_id
         self.reason = reason
 
@@ -115,19 +115,19 @@ def first_send(op: Operation) -> SendPermit | None:
 
 
 async def send_create(
-    engine: Engine, profile: Profile, op: Operation, permit: SendPermit
+    ctx: AppContext, profile: Profile, op: Operation, permit: SendPermit
 ) -> CallResult:
     """The create, first or replayed: always the stored token and the operation id."""
     if permit.operation_id != op.id:
         raise ValueError(f"a permit for {permit.operation_id} cannot send {op.id}")
-    return await engine.client.create(
+    return await ctx.client.create(
         profile,
         op.kind,
         op.input,
         token=op.provider_token,
         client_reference=op.id,
         trace_id=op.trace_id,
-        worker=worker_tag(engine, op),
+        worker=worker_tag(ctx, op),
     )
 
 

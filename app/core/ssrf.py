@@ -15,7 +15,7 @@ import socket
 from collections.abc import Awaitable, Callable
 from urllib.parse import urlsplit
 
-from app.core.errors import ApiError
+from app.core.errors import Invalid
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[str]]]
@@ -110,8 +110,7 @@ async def check_callback_url(
     try:
         await check_url(url, resolver=resolver)
     except CallbackForbidden as exc:
-        raise ApiError(
-            422,
+        raise Invalid(
             "callback_url_forbidden",
             f"callback_url refused: {exc}. Callbacks go only to public addresses "
             "(an operator can allow private ones with JOBGATE_ALLOW_PRIVATE_CALLBACKS).",

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
-from app.observer.decision import Decision, needs_human
-from app.operations.states import Evidence, State
+from app.operations.driver.decision import Decision, needs_human
+from app.operations.states import Evidence, EvidenceKind, State
 from app.providers.types import CallResult, Outcome
 from app.results.validate import Rules, canonical, check
 
 if TYPE_CHECKING:
-    from app.observer.context import Engine
+    from app.core.context import AppContext
     from app.operations.models import Operation
     from app.providers.profile import Profile
+
+
+OFFLOAD_BYTES = 256 * 1024  # results carried in more bytes than this are checked in a thread
 
 
 def rules_for(profile: Profile, op: Operation) -> Rules:
@@ -29,12 +33,12 @@ def rules_for(profile: Profile, op: Operation) -> Rules:
 
 
 async def collect_result(
-    engine: Engine, profile: Profile, op: Operation, carry: CallResult | None
+    ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
     """Use a result already in hand (sync create, inline status) or fetch it."""
-    from app.observer.step_common import delay_for, worker_tag
+    from app.operations.driver.step_common import delay_for, worker_tag
 
-    now = engine.now()
+    now = ctx.now()
     res = carry if carry is not None and carry.result is not None else None
     exchanges = []
     if res is None:
@@ -44,12 +48,12 @@ async def collect_result(
                 "call did not return the result"
             )
         if profile.result is not None:
-            res = await engine.client.result(
-                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(engine, op)
+            res = await ctx.client.result(
+                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
             )
         else:
-            res = await engine.client.status(
-                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(engine, op)
+            res = await ctx.client.status(
+                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
             )
         exchanges.append(res.exchange)
     if res.outcome != Outcome.OK or res.result is None:
@@ -61,41 +65,61 @@ async def collect_result(
             None,
             f"result not fetched yet ({res.outcome.value}); will retry",
             fields={"poll_attempt": op.poll_attempt + 1},
-            delay=delay_for(engine, profile, op, res),
+            delay=delay_for(ctx, profile, op, res),
             exchanges=exchanges,
         )
-    return _judge(engine, profile, op, res, exchanges)
+    return await _judge(ctx, profile, op, res, exchanges)
+
+
+def _large(res: CallResult) -> bool:
+    """Whether the answers that carried the result were big (or of unknown size)."""
+    total = sum(d.bytes for d in res.documents)
+    for ex in (res.exchange, *res.extra_exchanges):
+        length = {k.lower(): v for k, v in ex.response_headers.items()}.get("content-length")
+        if length is None or not length.isdigit():
+            return True  # chunked or unknown: treat as large
+        total += int(length)
+    return total > OFFLOAD_BYTES
+
+
+def _store(ctx: AppContext, sha256: str, result: Any) -> str:
+    """Write and fsync a large result (run in a thread: file I/O never blocks the loop)."""
+    return ctx.results.put(sha256, canonical(result))
 
 
 def _unavailable(why: str) -> Decision:
     return needs_human(
         State.RESULT_UNAVAILABLE,
         why,
-        Evidence("result_unavailable"),
+        Evidence(EvidenceKind.RESULT_UNAVAILABLE),
         f"The provider finished but {why}.",
     )
 
 
-def _judge(
-    engine: Engine, profile: Profile, op: Operation, res: CallResult, exchanges: list[Any]
+async def _judge(
+    ctx: AppContext, profile: Profile, op: Operation, res: CallResult, exchanges: list[Any]
 ) -> Decision:
-    verdict = check(
-        res.result, claimed_sha256=res.result_sha256, items=res.items, rules=rules_for(profile, op)
-    )
+    rules = rules_for(profile, op)
+    if _large(res):  # canonical JSON, sha256 and jsonschema over it are CPU work: off the loop
+        verdict = await asyncio.to_thread(
+            check, res.result, claimed_sha256=res.result_sha256, items=res.items, rules=rules
+        )
+    else:  # a thread hop costs more than checking a small result
+        verdict = check(res.result, claimed_sha256=res.result_sha256, items=res.items, rules=rules)
     if not verdict.ok:
         return needs_human(
             State.RESULT_VALIDATION_FAILED,
             f"result failed its checks: {verdict.code}",
-            Evidence("result_invalid", {"code": verdict.code}),
+            Evidence(EvidenceKind.RESULT_INVALID, {"code": verdict.code}),
             verdict.message or "",
             details={"check": verdict.code},
             exchanges=exchanges,
         )
     fields: dict[str, Any] = {"result_size": verdict.size, "result_sha256": verdict.sha256}
-    if verdict.size <= engine.settings.inline_result_max_bytes:
+    if verdict.size <= ctx.settings.inline_result_max_bytes:
         fields["result"] = res.result
     else:
-        fields["result_ref"] = engine.results.put(verdict.sha256, canonical(res.result))
+        fields["result_ref"] = await asyncio.to_thread(_store, ctx, verdict.sha256, res.result)
     items = res.items or {}
     if items:
         fields["result_summary"] = {
@@ -111,7 +135,7 @@ def _judge(
         return Decision(
             State.FAILED,
             "the result shows every item failed",
-            Evidence("result_failed"),
+            Evidence(EvidenceKind.RESULT_FAILED, dict(fields["result_summary"])),
             fields,
             exchanges=exchanges,
             failed_items=list(res.failed_items),
@@ -119,7 +143,7 @@ def _judge(
     return Decision(
         State.SUCCEEDED,
         "result collected and valid",
-        Evidence("result_valid"),
+        Evidence(EvidenceKind.RESULT_VALID),
         fields,
         exchanges=exchanges,
         failed_items=list(res.failed_items),

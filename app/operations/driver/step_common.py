@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from app.observer.context import Engine
+from app.core.context import AppContext
 from app.operations.models import Operation
 from app.providers.backoff import next_poll_delay
 from app.providers.profile import Profile
@@ -14,27 +14,27 @@ from app.providers.types import CallResult, LookupResult, RemoteClass
 SUCCESS = (RemoteClass.SUCCEEDED, RemoteClass.SUCCEEDED_PARTIAL)
 
 
-def worker_tag(engine: Engine, op: Operation) -> str:
+def worker_tag(ctx: AppContext, op: Operation) -> str:
     """Sent as X-Jobgate-Worker: which observer, under which lease, made a call."""
-    return f"{engine.worker_id}#lease{op.lease_token}"
+    return f"{ctx.worker_id}#lease{op.lease_token}"
 
 
 def delay_for(
-    engine: Engine, profile: Profile, op: Operation, res: CallResult | LookupResult | None
+    ctx: AppContext, profile: Profile, op: Operation, res: CallResult | LookupResult | None
 ) -> float:
     """Retry-After and the provider's hint win (within bounds); else backoff with jitter."""
     return next_poll_delay(
         profile.polling,
         op.poll_attempt,
-        engine.rng,
+        ctx.rng,
         retry_after=res.retry_after_seconds if res else None,
         poll_hint=res.poll_hint_seconds if res else None,
-        time_scale=engine.settings.time_scale,
+        time_scale=ctx.settings.time_scale,
     )
 
 
-def first_delay(engine: Engine, profile: Profile) -> float:
-    return profile.polling.initial_seconds * engine.settings.time_scale
+def first_delay(ctx: AppContext, profile: Profile) -> float:
+    return ctx.settings.scaled(profile.polling.initial_seconds)
 
 
 def remote_fields(res: CallResult) -> dict[str, Any]:

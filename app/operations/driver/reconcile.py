@@ -12,62 +12,64 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from app.observer.context import Engine
-from app.observer.decision import Decision, Note, needs_human
-from app.observer.single_create import (
+from app.core.context import AppContext
+from app.operations import repository as repo
+from app.operations.driver.decision import Decision, Note, needs_human
+from app.operations.driver.single_create import (
     Capability,
     LookupOnly,
     TokenHonoured,
     check_single_send,
     send_create,
 )
-from app.observer.step_common import (
+from app.operations.driver.step_common import (
     deadline_passed,
     delay_for,
     provider_error,
     remote_fields,
     worker_tag,
 )
-from app.operations import repository as repo
 from app.operations.models import Operation
-from app.operations.states import Evidence, State
+from app.operations.states import Evidence, EvidenceKind, State
 from app.providers.profile import Profile
 from app.providers.types import CallResult, Exchange, LookupResult, Outcome
 
 DEFAULT_SKEW_SECONDS = 300.0  # the search window's margin when the profile has no lookup
 
 
-async def look(engine: Engine, profile: Profile, op: Operation) -> LookupResult:
+async def look(ctx: AppContext, profile: Profile, op: Operation) -> LookupResult:
     """The profile's lookup, paged, from the intent time minus its clock-skew margin."""
     skew = profile.lookup.skew_seconds if profile.lookup else DEFAULT_SKEW_SECONDS
-    return await engine.client.lookup(
+    return await ctx.client.lookup(
         profile,
         token=op.provider_token,
         client_reference=op.id,
         trace_id=op.trace_id,
-        worker=worker_tag(engine, op),
+        worker=worker_tag(ctx, op),
         since=op.created_at - timedelta(seconds=skew),
     )
 
 
-async def by_token(engine: Engine, profile: Profile, op: Operation, cap: TokenHonoured) -> Decision:
+async def by_token(
+    ctx: AppContext, profile: Profile, op: Operation, cap: TokenHonoured
+) -> Decision:
     """Lookup, then (nothing listed, deadline not passed) a replay with the same token,
     confirmed by a second lookup: two ids for one token is the provider's violation."""
-    final = deadline_passed(op.create_deadline_at, engine.now())
+    final = deadline_passed(op.create_deadline_at, ctx.now())
     ex: list[Exchange] = []
     if final and cap.lookup is None:  # past the deadline only reads, and there is none
-        return unconfirmed(engine, profile, op, cap, "create deadline passed")
+        return unconfirmed(ctx, profile, op, cap, "create deadline passed")
     if cap.lookup is not None:
-        found = await look(engine, profile, op)
+        found = await look(ctx, profile, op)
         ex += found.exchanges
         if found.outcome != Outcome.OK:
-            return unresolved(engine, profile, op, cap, ex, "the lookup failed", found)
+            return unresolved(ctx, profile, op, cap, ex, "the lookup failed", found)
         if found.job_ids:
             return _judge(op, cap, found.job_ids, ex, "lookup", sends=None)
         if final:  # past the deadline: reads only, never a replay
             why = "the last lookup found no job"
-            return unconfirmed(engine, profile, op, cap, f"create deadline passed ({why})", ex)
-    replay = await send_create(engine, profile, op, cap.replay(op))
+            return unconfirmed(ctx, profile, op, cap, f"create deadline passed ({why})", ex)
+    replay = await send_create(ctx, profile, op, cap.replay(op))
     ex.append(replay.exchange)
     replay_id = replay.remote_job_id if replay.outcome == Outcome.OK else None
     if replay_id is None:
@@ -75,35 +77,35 @@ async def by_token(engine: Engine, profile: Profile, op: Operation, cap: TokenHo
             return Decision(
                 State.FAILED,
                 "provider rejected the create and holds no job for it",
-                Evidence("no_remote_job"),
+                Evidence(EvidenceKind.NO_REMOTE_JOB),
                 {"error": provider_error(replay, "rejected")},
                 exchanges=ex,
             )
-        return unresolved(engine, profile, op, cap, ex, "no answer names a job", replay)
+        return unresolved(ctx, profile, op, cap, ex, "no answer names a job", replay)
     ids = [replay_id]
     if cap.lookup is not None:
-        confirm = await look(engine, profile, op)
+        confirm = await look(ctx, profile, op)
         ex += confirm.exchanges
         if confirm.outcome != Outcome.OK:
             return unresolved(
-                engine, profile, op, cap, ex, "the check after the replay failed", confirm
+                ctx, profile, op, cap, ex, "the check after the replay failed", confirm
             )
         ids += [i for i in confirm.job_ids if i != replay_id]
     return _judge(op, cap, ids, ex, "create replay", sends=None, replay=replay)
 
 
-async def by_lookup(engine: Engine, profile: Profile, op: Operation, cap: LookupOnly) -> Decision:
+async def by_lookup(ctx: AppContext, profile: Profile, op: Operation, cap: LookupOnly) -> Decision:
     """Lookups only; two matches are the provider's violation only if jobgate sent one
     create (counted from history); more sends would be jobgate's own bug."""
-    final = deadline_passed(op.create_deadline_at, engine.now())
+    final = deadline_passed(op.create_deadline_at, ctx.now())
     notes = [] if final else [refused_resend(op, cap)]
-    found = await look(engine, profile, op)
+    found = await look(ctx, profile, op)
     ex = list(found.exchanges)
     if found.outcome != Outcome.OK:
         why = f"the lookup failed on page {found.pages}"
-        return unresolved(engine, profile, op, cap, ex, why, found, notes)
+        return unresolved(ctx, profile, op, cap, ex, why, found, notes)
     if len(found.job_ids) > 1:
-        async with engine.db.transaction() as session:
+        async with ctx.db.transaction() as session:
             sends = await repo.sent_creates(session, op.id)
         check_single_send(sends, op.id)
         return _judge(op, cap, found.job_ids, ex, "lookup", sends=sends, notes=notes)
@@ -115,7 +117,7 @@ async def by_lookup(engine: Engine, profile: Profile, op: Operation, cap: Lookup
         f"no job with client reference {op.id} listed yet "
         f"({found.pages} page(s), stopped at {found.stopped})"
     )
-    return unresolved(engine, profile, op, cap, ex, why, found, notes)
+    return unresolved(ctx, profile, op, cap, ex, why, found, notes)
 
 
 def _judge(
@@ -139,7 +141,7 @@ def _judge(
         return needs_human(
             State.CONTRACT_VIOLATION,
             f"provider holds {len(ids)} jobs for {what}{sent}",
-            Evidence("conflicting_job_ids", {"job_ids": sorted(ids)}),
+            Evidence(EvidenceKind.CONFLICTING_JOB_IDS, {"job_ids": sorted(ids)}),
             f"The provider holds different jobs for {what}{sent}: {sorted(ids)}. "
             "Automation stopped; a human must pick the true job and cancel the others.",
             details=details,
@@ -156,7 +158,7 @@ def _judge(
     return Decision(
         State.ACCEPTED,
         f"{how} found the remote job",
-        Evidence("remote_job_id", {"remote_job_id": ids[0]}),
+        Evidence(EvidenceKind.REMOTE_JOB_ID, {"remote_job_id": ids[0]}),
         fields,
         delay=0.0,
         exchanges=ex,
@@ -165,7 +167,7 @@ def _judge(
 
 
 def unresolved(
-    engine: Engine,
+    ctx: AppContext,
     profile: Profile,
     op: Operation,
     cap: Capability,
@@ -175,14 +177,14 @@ def unresolved(
     notes: list[Note] | None = None,
 ) -> Decision:
     """Still ambiguous: reconcile again after the backoff, or hand over at the deadline."""
-    if deadline_passed(op.create_deadline_at, engine.now()):
-        return unconfirmed(engine, profile, op, cap, f"create deadline passed ({why})", ex, notes)
+    if deadline_passed(op.create_deadline_at, ctx.now()):
+        return unconfirmed(ctx, profile, op, cap, f"create deadline passed ({why})", ex, notes)
     return Decision(
         State.CREATE_UNKNOWN,
         f"still ambiguous ({why}); will reconcile again",
-        Evidence("ambiguous_create"),
+        Evidence(EvidenceKind.AMBIGUOUS_CREATE),
         {"poll_attempt": op.poll_attempt + 1},
-        delay=delay_for(engine, profile, op, last),
+        delay=delay_for(ctx, profile, op, last),
         exchanges=ex,
         notes=list(notes or []),
     )
@@ -214,7 +216,7 @@ _WHAT_HAPPENED = {
 
 
 def unconfirmed(
-    engine: Engine,
+    ctx: AppContext,
     profile: Profile,
     op: Operation,
     cap: Capability,
@@ -223,10 +225,10 @@ def unconfirmed(
     notes: list[Note] | None = None,
 ) -> Decision:
     """`create_unconfirmed`, with what a person must search for at the provider."""
-    hint, details = search_hint(engine, profile, op)
+    hint, details = search_hint(ctx, profile, op)
     details["single_create"] = cap.guarantee.value
-    past = deadline_passed(op.create_deadline_at, engine.now())
-    evidence = "create_deadline" if past else "ambiguous_create"
+    past = deadline_passed(op.create_deadline_at, ctx.now())
+    evidence = EvidenceKind.CREATE_DEADLINE if past else EvidenceKind.AMBIGUOUS_CREATE
     return needs_human(
         State.CREATE_UNCONFIRMED,
         cause,
@@ -238,12 +240,12 @@ def unconfirmed(
     )
 
 
-def search_hint(engine: Engine, profile: Profile, op: Operation) -> tuple[str, dict[str, Any]]:
+def search_hint(ctx: AppContext, profile: Profile, op: Operation) -> tuple[str, dict[str, Any]]:
     """The client reference, the time window and the provider's own list call."""
     skew = timedelta(
         seconds=profile.lookup.skew_seconds if profile.lookup else DEFAULT_SKEW_SECONDS
     )
-    start, end = op.created_at - skew, engine.now() + skew
+    start, end = op.created_at - skew, ctx.now() + skew
     ref = profile.client_reference
     field = {
         "metadata": f"in its metadata at {ref.pointer}",
