@@ -57,7 +57,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.core.migrate import upgrade
 from jobgate_client import Client, RetryPolicy
-from tests.support.processes import Process, free_port, wait_healthy
+from tests.support.processes import Process, free_port, mock_process, wait_healthy
 
 START_TIMEOUT_S = 30.0
 SUCCESS_WORDS = "You may report success"
@@ -97,26 +97,9 @@ def job_input(scenario: str, run_ms: int) -> dict[str, Any]:
 
 @contextmanager
 def mock_provider(tmp: Path) -> Iterator[str]:
-    port = free_port()
-    proc = Process(
-        ["mock-provider", "--port", str(port)],
-        {"JOBGATE_MOCK_STATE_PATH": ":memory:"},
-        tmp / "mock.log",
-    ).start()
-    url = f"http://127.0.0.1:{port}"
-    try:
-        ends = time.monotonic() + START_TIMEOUT_S
-        while True:
-            try:
-                httpx.get(f"{url}/_mock/stats", timeout=1)
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > ends or not proc.alive():
-                    raise RuntimeError(proc.log.read_text()[-2000:]) from None
-                time.sleep(0.05)
+    """A fresh mock provider process with in-memory state."""
+    with mock_process(tmp, JOBGATE_MOCK_STATE_PATH=":memory:") as url:
         yield url
-    finally:
-        proc.kill()
 
 
 @contextmanager
