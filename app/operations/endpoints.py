@@ -98,8 +98,9 @@ TRACEPARENT = {
     "in": "header",
     "required": False,
     "description": "W3C Trace Context: the operation's trace_id becomes tr_<trace-id> and "
-    "provider calls carry a traceparent in the same trace. Malformed: ignored.",
-    "schema": {"type": "string", "maxLength": 512},
+    "provider calls carry a traceparent in the same trace. Anything that is not a valid "
+    "traceparent (wrong form or length) is ignored, never refused.",
+    "schema": {"type": "string"},
 }
 
 
