@@ -44,7 +44,7 @@ from app.core.migrate import upgrade
 from app.main import build_context
 from app.observer.worker import Observer
 from app.operations import repository as repo
-from app.operations.repository import HIST, OPS
+from app.operations.repository.tables import HIST, OPS
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 PG_BASE = "postgresql://postgres@127.0.0.1:5432/"

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
 from app.core import telemetry
-from app.operations import stats
+from app.operations import repository as repo
 
 router = APIRouter()
 
@@ -20,9 +20,9 @@ router = APIRouter()
 async def metrics(request: Request) -> Response:
     """Everything jobgate counts, plus the process collectors of prometheus_client."""
     db = request.app.state.ctx.db
-    async with db.transaction() as session:
-        by_state = await stats.open_state_counts(session)
-        attention = await stats.attention_count(session)
+    async with db.read() as session:
+        by_state = await repo.open_state_counts(session)
+        attention = await repo.attention_count(session)
     for state, n in by_state.items():
         telemetry.OPERATIONS.labels(state).set(n)
     telemetry.NEEDS_ATTENTION.set(attention)

@@ -29,9 +29,7 @@ from app.operations.states import (
 
 async def inbox(session: AsyncSession, *, principal: str | None, limit: int) -> list[Operation]:
     """Oldest first: needs-attention states, plus unacknowledged partial results."""
-    return await repo.attention_inbox(
-        session, principal=principal, limit=limit, attention=NEEDS_ATTENTION
-    )
+    return await repo.attention_inbox(session, principal=principal, limit=limit)
 
 
 def why(op: Operation) -> str | None:

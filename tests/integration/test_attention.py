@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.operations.repository import OPS
+from app.operations.repository.tables import OPS
 from tests.conftest import Gateway
 from tests.support.timing import budget
 

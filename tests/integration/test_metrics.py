@@ -75,6 +75,16 @@ async def test_gauges_read_the_database_at_scrape_time(gateway: Gateway) -> None
     assert ("jobgate_operations", (("state", "succeeded"),)) not in m  # terminal: a counter
     assert value(m, "jobgate_needs_attention") == 1
 
+    # The gauge counts what the attention inbox lists: a result whose items all
+    # succeeded is not waiting for anyone, one with failed items is.
+    clean = (await gateway.start({"name": "partial_results", "failed": 0})).json()["operation_id"]
+    partial = (await gateway.start({"name": "partial_results", "failed": 2})).json()["operation_id"]
+    await gateway.run_until_done(clean)
+    await gateway.run_until_done(partial)
+    inbox = (await gateway.http.get("/v1/attention")).json()["items"]
+    assert {i["operation"]["operation_id"] for i in inbox} == {broken, partial}
+    assert value(await scrape(gateway), "jobgate_needs_attention") == 2
+
     # A held /wait is counted while it is open, and no longer once it returns.
     waiting = asyncio.create_task(gateway.http.get(f"/v1/operations/{running}/wait?timeout=30"))
     for _ in range(1000):

@@ -1,0 +1,61 @@
+"""All SQL about operations, their history and result items: this package is the one
+owner of those tables. Functions flush, never commit.
+
+- `tables`: the tables, and the `Fence` a lease holder writes under;
+- `writes`: inserts and guarded updates (state compare-and-set, fenced, operator);
+- `leases`: claiming due operations, renewing a lease, the next due time;
+- `reads`: one operation, its history and result items, lists and the inbox;
+- `counts`: counts by state and of the inbox, for the metrics scrape.
+"""
+
+from app.operations.repository.counts import attention_count, count_by_state, open_state_counts
+from app.operations.repository.leases import claim_due, next_due_at, renew_lease
+from app.operations.repository.reads import (
+    ListFilter,
+    attention_inbox,
+    get,
+    get_by_key,
+    get_by_remote_job,
+    history,
+    list_operations,
+    result_items,
+    sent_creates,
+)
+from app.operations.repository.tables import Fence
+from app.operations.repository.writes import (
+    append_history,
+    fenced_update,
+    insert_operation,
+    insert_result_items,
+    make_due_now,
+    operator_update,
+    record_cancel_intent,
+    transition,
+)
+
+__all__ = [
+    "Fence",
+    "ListFilter",
+    "append_history",
+    "attention_count",
+    "attention_inbox",
+    "claim_due",
+    "count_by_state",
+    "open_state_counts",
+    "fenced_update",
+    "get",
+    "get_by_key",
+    "get_by_remote_job",
+    "history",
+    "insert_operation",
+    "insert_result_items",
+    "list_operations",
+    "make_due_now",
+    "next_due_at",
+    "operator_update",
+    "record_cancel_intent",
+    "renew_lease",
+    "result_items",
+    "sent_creates",
+    "transition",
+]

@@ -1,0 +1,162 @@
+"""Reads: one operation, its history and result items, lists and the inbox."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.exc import DataError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.operations.models import HistoryEntry, Operation, ResultItem
+from app.operations.repository.tables import HIST, ITEMS, OPS
+from app.operations.states import NEEDS_ATTENTION, State
+
+
+async def get(session: AsyncSession, op_id: str) -> Operation | None:
+    return await session.get(Operation, op_id, populate_existing=True)
+
+
+async def get_by_key(session: AsyncSession, principal: str, key: str) -> Operation | None:
+    stmt = select(Operation).where(OPS.c.principal == principal, OPS.c.idempotency_key == key)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def get_by_remote_job(
+    session: AsyncSession, provider: str, remote_job_id: str
+) -> Operation | None:
+    """The operation that owns this remote job (oldest first if, wrongly, several do)."""
+    stmt = (
+        select(Operation)
+        .where(OPS.c.provider == provider, OPS.c.remote_job_id == remote_job_id)
+        .order_by(OPS.c.created_at)
+        .limit(1)
+        .execution_options(populate_existing=True)
+    )
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def history(session: AsyncSession, op_id: str, *, after: int = 0) -> list[HistoryEntry]:
+    """History rows in order; `after` skips those already seen (SSE resumes by id)."""
+    stmt = (
+        select(HistoryEntry)
+        .where(HIST.c.operation_id == op_id, HIST.c.id > after)
+        .order_by(HIST.c.id)
+    )
+    return list((await session.execute(stmt)).scalars())
+
+
+async def sent_creates(session: AsyncSession, op_id: str) -> int:
+    """Create calls that left jobgate for this operation, counted from its exchange rows
+    (a local refusal has no method: nothing was sent)."""
+    stmt = select(HIST.c.data).where(
+        HIST.c.operation_id == op_id, HIST.c.kind == "exchange", HIST.c.cause.like("create %")
+    )
+    rows = (await session.execute(stmt)).scalars()
+    return sum(
+        1
+        for d in rows
+        if isinstance(d, dict) and d.get("operation") == "create" and d.get("method")
+    )
+
+
+@dataclass(frozen=True)
+class ListFilter:
+    principal: str | None = None
+    states: tuple[str, ...] = ()
+    provider: str | None = None
+    trace_id: str | None = None
+    label: tuple[str, str] | None = None
+    in_flight: bool | None = None
+
+
+async def list_operations(
+    session: AsyncSession,
+    flt: ListFilter,
+    *,
+    limit: int,
+    before: tuple[datetime, str] | None,
+    done_states: frozenset[str],
+) -> list[Operation]:
+    """Newest first; keyset pagination on (created_at, id)."""
+    stmt = select(Operation)
+    if flt.principal is not None:
+        stmt = stmt.where(OPS.c.principal == flt.principal)
+    if flt.states:
+        stmt = stmt.where(OPS.c.state.in_(flt.states))
+    if flt.provider:
+        stmt = stmt.where(OPS.c.provider == flt.provider)
+    if flt.trace_id:
+        stmt = stmt.where(OPS.c.trace_id == flt.trace_id)
+    if flt.in_flight is True:
+        stmt = stmt.where(OPS.c.state.not_in(done_states))
+    elif flt.in_flight is False:
+        stmt = stmt.where(OPS.c.state.in_(done_states))
+    if before is not None:
+        ts, op_id = before
+        stmt = stmt.where(
+            or_(OPS.c.created_at < ts, and_(OPS.c.created_at == ts, OPS.c.id < op_id))
+        )
+    stmt = stmt.order_by(OPS.c.created_at.desc(), OPS.c.id.desc())
+    if flt.label is None:
+        return list((await session.execute(stmt.limit(limit))).scalars())
+    # JSON operators on both back-ends (json_extract on SQLite, ->> on PostgreSQL).
+    key, value = flt.label
+    by_label = stmt.where(OPS.c.labels[key].as_string() == value).limit(limit)
+    if session.get_bind().dialect.name != "postgresql":
+        return list((await session.execute(by_label)).scalars())
+    try:
+        async with session.begin_nested():
+            return list((await session.execute(by_label)).scalars())
+    except DataError:
+        # PostgreSQL's ->> refuses rows an older version stored with unencodable text
+        # (issue 8); only a database holding such rows pays for the scan below.
+        return await _scan_labels(session, stmt, key, value, limit)
+
+
+async def _scan_labels(
+    session: AsyncSession, stmt: Any, key: str, value: str, limit: int
+) -> list[Operation]:
+    out: list[Operation] = []
+    async for op in await session.stream_scalars(stmt):
+        if isinstance(op.labels, dict) and str(op.labels.get(key)) == value:
+            out.append(op)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def needs_human() -> Any:
+    """What the attention inbox holds: needs-attention states, plus partial results
+    (succeeded with failed items) nobody has acknowledged. The whole condition is SQL."""
+    partial = and_(
+        OPS.c.state == State.SUCCEEDED.value,
+        OPS.c.acknowledged_at.is_(None),
+        OPS.c.result_summary["failed"].as_integer() > 0,
+    )
+    return or_(OPS.c.state.in_([s.value for s in NEEDS_ATTENTION]), partial)
+
+
+async def attention_inbox(
+    session: AsyncSession, *, principal: str | None, limit: int
+) -> list[Operation]:
+    """Oldest first; the page is exactly `limit` rows at most."""
+    stmt = select(Operation).where(needs_human())
+    if principal is not None:
+        stmt = stmt.where(OPS.c.principal == principal)
+    stmt = stmt.order_by(OPS.c.updated_at, OPS.c.id).limit(limit)
+    return list((await session.execute(stmt)).scalars())
+
+
+async def result_items(
+    session: AsyncSession, op_id: str, *, after: int, limit: int
+) -> list[ResultItem]:
+    stmt = (
+        select(ResultItem)
+        .where(ITEMS.c.operation_id == op_id, ITEMS.c.position > after)
+        .order_by(ITEMS.c.position)
+        .limit(limit)
+    )
+    return list((await session.execute(stmt)).scalars())

@@ -1,0 +1,192 @@
+"""Inserts and guarded updates: compare-and-set on state and version, fenced by a
+lease, or checked against the version an operator read. Functions flush, never commit."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app import audit
+from app.operations.models import Operation
+from app.operations.repository.tables import HIST, ITEMS, OPS, Fence
+from app.operations.states import State
+
+
+async def insert_operation(session: AsyncSession, op: Operation) -> None:
+    session.add(op)
+    await session.flush()
+
+
+async def make_due_now(session: AsyncSession, op_id: str, *, now: datetime, reason: str) -> bool:
+    """Make the operation due now, if automation still runs it and nobody holds it.
+
+    A NULL `next_poll_at` means the gateway has nothing more to do (done): a late
+    event must not revive it. A live lease means its holder steps soon anyway, and
+    its own schedule write would overwrite ours. Already due: nothing to change.
+    """
+    stmt = (
+        update(OPS)
+        .where(
+            OPS.c.id == op_id,
+            OPS.c.next_poll_at.is_not(None),
+            OPS.c.next_poll_at > now,
+            or_(OPS.c.lease_expires_at.is_(None), OPS.c.lease_expires_at <= now),
+        )
+        .values(next_poll_at=now, next_poll_reason=reason[:200])
+    )
+    result = await session.execute(stmt)
+    return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
+
+
+async def append_history(
+    session: AsyncSession,
+    *,
+    operation_id: str,
+    at: datetime,
+    kind: str,
+    actor: str,
+    cause: str,
+    from_state: str | None = None,
+    to_state: str | None = None,
+    data: Any = None,
+) -> None:
+    await session.execute(
+        HIST.insert().values(
+            operation_id=operation_id,
+            at=at,
+            kind=kind,
+            actor=actor,
+            cause=cause,
+            from_state=from_state,
+            to_state=to_state,
+            data=data,
+        )
+    )
+    # Its audit entry commits with it (and only with it).
+    audit.record_history(
+        session,
+        operation_id=operation_id,
+        at=at,
+        kind=kind,
+        actor=actor,
+        cause=cause,
+        from_state=from_state,
+        to_state=to_state,
+        data=data,
+    )
+
+
+def _fenced(op_id: str, fence: Fence | None) -> Any:
+    """The row, and (given a fence) only while that lease still holds it."""
+    cond = OPS.c.id == op_id
+    if fence is not None:
+        cond = and_(cond, OPS.c.lease_owner == fence.owner, OPS.c.lease_token == fence.token)
+    return cond
+
+
+async def transition(
+    session: AsyncSession,
+    op_id: str,
+    *,
+    expect_state: State,
+    expect_version: int,
+    to: State,
+    fence: Fence | None,
+    at: datetime,
+    fields: dict[str, Any],
+) -> bool:
+    """Compare-and-set the state; True only if the row still had the expected state,
+    version and (when fenced) lease. The caller writes the history row when applied."""
+    stmt = (
+        update(OPS)
+        .where(
+            _fenced(op_id, fence),
+            OPS.c.state == expect_state.value,
+            OPS.c.version == expect_version,
+        )
+        .values(state=to.value, version=OPS.c.version + 1, updated_at=at, **fields)
+    )
+    result = await session.execute(stmt)
+    applied: bool = result.rowcount == 1  # type: ignore[attr-defined]
+    if applied and session.get_bind().dialect.name == "postgresql":
+        # Delivered on commit, so listeners never see a change that rolled back.
+        await session.execute(select(func.pg_notify("jobgate_ops", op_id)))
+    return applied
+
+
+async def fenced_update(
+    session: AsyncSession,
+    op_id: str,
+    *,
+    fence: Fence,
+    at: datetime,
+    fields: dict[str, Any],
+    expect_state: State | None = None,
+) -> bool:
+    """Write fields without a state change (observations, schedule), fenced by the lease."""
+    cond = _fenced(op_id, fence)
+    if expect_state is not None:
+        cond = and_(cond, OPS.c.state == expect_state.value)
+    result = await session.execute(update(OPS).where(cond).values(updated_at=at, **fields))
+    return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
+
+
+async def operator_update(
+    session: AsyncSession,
+    op_id: str,
+    *,
+    expected_version: int,
+    at: datetime,
+    fields: dict[str, Any],
+) -> bool:
+    """An operator's write without a state change; refused (False) if the row moved on.
+
+    Compare-and-set on the version the operator's request read, so a second,
+    concurrent decision can never overwrite the first.
+    """
+    stmt = (
+        update(OPS)
+        .where(OPS.c.id == op_id, OPS.c.version == expected_version)
+        .values(version=OPS.c.version + 1, updated_at=at, **fields)
+    )
+    result = await session.execute(stmt)
+    return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
+
+
+async def record_cancel_intent(
+    session: AsyncSession,
+    op_id: str,
+    *,
+    now: datetime,
+    by: str,
+    reason: str,
+    deadline: datetime,
+    done_states: list[str],
+) -> bool:
+    """Record who asked to cancel, why and by when (once; never on a done operation)."""
+    stmt = (
+        update(OPS)
+        .where(
+            OPS.c.id == op_id, OPS.c.cancel_requested_at.is_(None), OPS.c.state.not_in(done_states)
+        )
+        .values(
+            cancel_requested_at=now,
+            cancel_requested_by=by,
+            cancel_reason=reason,
+            cancel_deadline_at=deadline,
+            updated_at=now,
+        )
+    )
+    return (await session.execute(stmt)).rowcount == 1  # type: ignore[attr-defined,no-any-return]
+
+
+async def insert_result_items(session: AsyncSession, op_id: str, items: list[Any]) -> None:
+    if not items:
+        return
+    await session.execute(
+        ITEMS.insert(),
+        [{"operation_id": op_id, "position": i, "item": item} for i, item in enumerate(items)],
+    )
