@@ -23,9 +23,11 @@ run: $(STAMP)
 	JOBGATE_AUTH=$${JOBGATE_AUTH:-dev} HOST=$(HOST) PORT=$(PORT) MOCK_PORT=$(MOCK_PORT) \
 	  $(BIN)/python -m app.devrun
 
-## make test: the whole suite on the configured database (SQLite unless JOBGATE_DATABASE_URL says otherwise)
+## make test: the whole suite on the configured database (SQLite unless JOBGATE_DATABASE_URL says otherwise),
+## in PYTEST_WORKERS processes (pytest-xdist; 0 runs it in this one process)
+PYTEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 ## make fuzz: schemathesis against the live gateway in keys mode; prints requests, failures, 5xx
 fuzz: $(STAMP)

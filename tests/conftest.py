@@ -29,7 +29,12 @@ from app.core.migrate import upgrade
 from tests.support.servers import serve_app
 from tests.support.timing import TEST_TIMEOUT_S, budget
 
-BACKEND_URL = os.environ.get("JOBGATE_DATABASE_URL", "")
+# pytest-xdist workers start after the strip below and inherit its result: the back-end
+# under test reaches them under a name that is not stripped (and that jobgate never reads).
+BACKEND_URL = os.environ.get("JOBGATE_DATABASE_URL") or os.environ.get(
+    "PYTEST_JOBGATE_DATABASE_URL", ""
+)
+os.environ["PYTEST_JOBGATE_DATABASE_URL"] = BACKEND_URL
 _PROVIDER_ENV = ("OPENAI_", "ANTHROPIC_", "REPLICATE_", "AZURE_LANGUAGE_", "GOOGLE_")
 for _name in list(os.environ):
     if _name.startswith(("JOBGATE_", *_PROVIDER_ENV)):
