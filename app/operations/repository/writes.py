@@ -20,6 +20,12 @@ async def insert_operation(session: AsyncSession, op: Operation) -> None:
     await session.flush()
 
 
+async def _one_row(session: AsyncSession, stmt: Any) -> bool:
+    """Run a guarded UPDATE of one row; True only if its guard still held (one row hit)."""
+    result = await session.execute(stmt)
+    return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
+
+
 async def make_due_now(session: AsyncSession, op_id: str, *, now: datetime, reason: str) -> bool:
     """Make the operation due now, if automation still runs it and nobody holds it.
 
@@ -37,8 +43,7 @@ async def make_due_now(session: AsyncSession, op_id: str, *, now: datetime, reas
         )
         .values(next_poll_at=now, next_poll_reason=reason[:200])
     )
-    result = await session.execute(stmt)
-    return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
+    return await _one_row(session, stmt)
 
 
 async def append_history(
@@ -109,8 +114,7 @@ async def transition(
         )
         .values(state=to.value, version=OPS.c.version + 1, updated_at=at, **fields)
     )
-    result = await session.execute(stmt)
-    applied: bool = result.rowcount == 1  # type: ignore[attr-defined]
+    applied = await _one_row(session, stmt)
     if applied and session.get_bind().dialect.name == "postgresql":
         # Delivered on commit, so listeners never see a change that rolled back.
         await session.execute(select(func.pg_notify("jobgate_ops", op_id)))
@@ -130,8 +134,7 @@ async def fenced_update(
     cond = _fenced(op_id, fence)
     if expect_state is not None:
         cond = and_(cond, OPS.c.state == expect_state.value)
-    result = await session.execute(update(OPS).where(cond).values(updated_at=at, **fields))
-    return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
+    return await _one_row(session, update(OPS).where(cond).values(updated_at=at, **fields))
 
 
 async def operator_update(
@@ -152,8 +155,7 @@ async def operator_update(
         .where(OPS.c.id == op_id, OPS.c.version == expected_version)
         .values(version=OPS.c.version + 1, updated_at=at, **fields)
     )
-    result = await session.execute(stmt)
-    return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
+    return await _one_row(session, stmt)
 
 
 async def record_cancel_intent(
@@ -180,7 +182,7 @@ async def record_cancel_intent(
             updated_at=now,
         )
     )
-    return (await session.execute(stmt)).rowcount == 1  # type: ignore[attr-defined,no-any-return]
+    return await _one_row(session, stmt)
 
 
 async def insert_result_items(session: AsyncSession, op_id: str, items: list[Any]) -> None:
