@@ -58,30 +58,19 @@ async def append_history(
     to_state: str | None = None,
     data: Any = None,
 ) -> None:
-    await session.execute(
-        HIST.insert().values(
-            operation_id=operation_id,
-            at=at,
-            kind=kind,
-            actor=actor,
-            cause=cause,
-            from_state=from_state,
-            to_state=to_state,
-            data=data,
-        )
-    )
-    # Its audit entry commits with it (and only with it).
-    audit.record_history(
-        session,
-        operation_id=operation_id,
-        at=at,
-        kind=kind,
-        actor=actor,
-        cause=cause,
-        from_state=from_state,
-        to_state=to_state,
-        data=data,
-    )
+    row = {
+        "operation_id": operation_id,
+        "at": at,
+        "kind": kind,
+        "actor": actor,
+        "cause": cause,
+        "from_state": from_state,
+        "to_state": to_state,
+        "data": data,
+    }
+    await session.execute(HIST.insert().values(**row))
+    # Its audit entry commits with it (and only with it), over the very same fields.
+    audit.record_history(session, **row)
 
 
 def _fenced(op_id: str, fence: Fence | None) -> Any:
