@@ -45,6 +45,20 @@ class Counts:
     server_errors: int
 
 
+def failed_cases(junit: Path, limit: int = 5, width: int = 600) -> list[str]:
+    """The first failed or errored test cases of the JUnit report: name and message.
+
+    They go into the assertion message, so a CI log that keeps only the failure's
+    summary still says which call failed and why.
+    """
+    lines = []
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        for problem in [*case.findall("failure"), *case.findall("error")]:
+            text = " ".join((problem.get("message") or problem.text or "").split())
+            lines.append(f"{case.get('name')}: {text[:width]}")
+    return lines[:limit]
+
+
 def count(har: Path, junit: Path) -> Counts:
     """Requests and 5xx from the HAR file; failed test cases from the JUnit report."""
     entries = json.loads(har.read_text())["log"]["entries"]
@@ -115,4 +129,4 @@ def test_schemathesis_finds_no_server_error(
             print(run.stdout[-20000:], run.stderr[-5000:])
     assert counts.requests >= MIN_REQUESTS
     assert counts.server_errors == 0
-    assert counts.failures == 0 and run.returncode == 0
+    assert counts.failures == 0 and run.returncode == 0, failed_cases(report / "junit.xml")
