@@ -9,7 +9,12 @@ owner of those tables. Functions flush, never commit.
 """
 
 from app.operations.repository.counts import attention_count, count_by_state, open_state_counts
-from app.operations.repository.leases import claim_due, next_due_at, renew_lease
+from app.operations.repository.leases import (
+    claim_due,
+    next_due_at,
+    release_unstarted,
+    renew_lease,
+)
 from app.operations.repository.reads import (
     ListFilter,
     attention_inbox,
@@ -54,6 +59,7 @@ __all__ = [
     "next_due_at",
     "operator_update",
     "record_cancel_intent",
+    "release_unstarted",
     "renew_lease",
     "result_items",
     "sent_creates",

@@ -60,6 +60,23 @@ async def renew_lease(
     )
 
 
+async def release_unstarted(
+    session: AsyncSession, op: Operation, *, fence: Fence, now: datetime
+) -> bool:
+    """Hand back a lease claimed but never worked under: the operation is due now.
+
+    Nothing happened to it, so `updated_at` keeps its value; fenced, so a lease that
+    already lapsed and was taken over is left to its new holder.
+    """
+    return await fenced_update(
+        session,
+        op.id,
+        fence=fence,
+        at=op.updated_at,
+        fields={"lease_owner": None, "lease_expires_at": None, "next_poll_at": now},
+    )
+
+
 async def next_due_at(session: AsyncSession) -> datetime | None:
     """When the earliest scheduled operation is due (the due index answers it)."""
     value: datetime | None = (
