@@ -1,11 +1,14 @@
-"""`jobgate ops list|show|wait|cancel|resolve|attention` against a gateway URL and key.
+"""`jobgate ops list|show|wait|cancel|resolve|attention` against a gateway, or a database.
 
-Every command is one or a few REST calls through `jobgate_client`; output is a table
-or summary for a person, or the API's JSON with `--json`. Exit codes: 0 ok (for
-`wait`: succeeded or completed_with_errors); 1 `wait` ended in another done state
-(failed, cancelled, needs attention); 2 the gateway refused the call (unknown id,
-bad key, forbidden, ...) or could not be reached; 3 `wait --timeout` passed and the
-operation is still running.
+Every command is one or a few calls on an `OpsBackend`: REST calls through
+`jobgate_client` (`--url`, `--key`), or with `--database-url` the same services the
+REST API calls, straight on the database (`local.py`; no gateway is contacted).
+Output is a table or summary for a person, or the API's JSON with `--json`, the same
+either way. Exit codes: 0 ok (for `wait`: succeeded or completed_with_errors); 1
+`wait` ended in another done state (failed, cancelled, needs attention); 2 the call
+was refused (unknown id, bad key, forbidden, ...), or the gateway or database could
+not be reached or the database is not at the head migration; 3 `wait --timeout`
+passed and the operation is still running.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Callable
 from typing import Any, get_args
 
 from app.ops_cli import render, timeline
+from app.ops_cli.backend import BackendUnavailable, OpsBackend
 from app.ops_cli.progress import ProgressLine
 from jobgate_client import Client
 from jobgate_client.errors import ApiError, GatewayUnavailable
@@ -49,7 +53,7 @@ def _client(args: argparse.Namespace) -> Client:
     return Client(url, key)
 
 
-def cmd_list(jg: Client, args: argparse.Namespace) -> int:
+def cmd_list(jg: OpsBackend, args: argparse.Namespace) -> int:
     page = jg.list(
         status=args.status,
         state=args.state,
@@ -69,7 +73,7 @@ def cmd_list(jg: Client, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_show(jg: Client, args: argparse.Namespace) -> int:
+def cmd_show(jg: OpsBackend, args: argparse.Namespace) -> int:
     op = jg.get(args.operation_id)
     history = jg.history(args.operation_id)
     if args.json:
@@ -85,7 +89,7 @@ def cmd_show(jg: Client, args: argparse.Namespace) -> int:
 
 
 def cmd_wait(
-    jg: Client,
+    jg: OpsBackend,
     args: argparse.Namespace,
     *,
     monotonic: Callable[[], float] = time.monotonic,
@@ -113,7 +117,7 @@ def cmd_wait(
     return 0 if op["status"] in SUCCESS else EXIT_NOT_SUCCEEDED
 
 
-def cmd_cancel(jg: Client, args: argparse.Namespace) -> int:
+def cmd_cancel(jg: OpsBackend, args: argparse.Namespace) -> int:
     op = jg.cancel(args.operation_id, args.reason)
     if args.json:
         _json(op)
@@ -123,7 +127,7 @@ def cmd_cancel(jg: Client, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_resolve(jg: Client, args: argparse.Namespace) -> int:
+def cmd_resolve(jg: OpsBackend, args: argparse.Namespace) -> int:
     op = jg.resolve(
         args.operation_id,
         args.decision,
@@ -139,7 +143,7 @@ def cmd_resolve(jg: Client, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_attention(jg: Client, args: argparse.Namespace) -> int:
+def cmd_attention(jg: OpsBackend, args: argparse.Namespace) -> int:
     inbox = jg.attention(limit=args.limit)
     if args.json:
         _json(inbox)
@@ -150,15 +154,29 @@ def cmd_attention(jg: Client, args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Dispatch one `ops` command; API and connection errors become one line and exit 2."""
+    """Dispatch one `ops` command; refusals and connection errors become one line, exit 2."""
     try:
+        if args.database_url:
+            return _on_database(args)
         with _client(args) as jg:
             return int(args.ops_func(jg, args))
     except ApiError as exc:
         _err(f"jobgate ops: {exc.status} {exc.code}: {exc.message}")
     except GatewayUnavailable as exc:
         _err(f"jobgate ops: the gateway did not answer: {exc}")
+    except BackendUnavailable as exc:
+        _err(f"jobgate ops: {exc}")
     return EXIT_REFUSED
+
+
+def _on_database(args: argparse.Namespace) -> int:
+    if args.url or args.key:  # a key would suggest a role the database path never checks
+        _err("jobgate ops: --database-url talks to no gateway: drop --url and --key")
+        return EXIT_REFUSED
+    from app.ops_cli import local  # imports the gateway's services: only when asked for
+
+    with local.open_database(args.database_url) as jg:
+        return int(args.ops_func(jg, args))
 
 
 def add_parser(sub: Any) -> None:
@@ -166,6 +184,11 @@ def add_parser(sub: Any) -> None:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--url", help=f"the gateway (default: $JOBGATE_URL, else {DEFAULT_URL})")
     common.add_argument("--key", help="an operator API key (default: $JOBGATE_API_KEY)")
+    common.add_argument(
+        "--database-url",
+        help="work straight on this database (SQLAlchemy URL) as operator cli:<OS user>; "
+        "no gateway is contacted",
+    )
     common.add_argument("--json", action="store_true", help="print the API's JSON")
 
     ops = sub.add_parser("ops", help="operations from a terminal: list, show, wait, ...")
