@@ -17,9 +17,11 @@ from app.provider_fakes import DEFAULT_PORT, FAKES
 
 def _checked_settings(**overrides: object) -> Settings:
     """Settings plus every provider profile, validated before anything starts."""
+    from app.core import tracing
     from app.providers.profile import load_profiles
 
     settings = Settings(**overrides)  # type: ignore[arg-type]
+    tracing.require(settings.otel)  # JOBGATE_OTEL=on without the `otel` extra: one line, exit 3
     load_profiles(settings.profiles_dir, settings.provider_env())
     return settings
 

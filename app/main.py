@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from app import audit
 from app.callbacks import outbox
 from app.callbacks.delivery import CallbackDelivery
-from app.core import errors
+from app.core import errors, tracing
 from app.core.clock import Clock, SystemClock
 from app.core.config import Settings
 from app.core.context import AppContext
@@ -46,6 +46,9 @@ def default_worker_id() -> str:
 def build_context(settings: Settings, *, clock: Clock, http: httpx.AsyncClient) -> AppContext:
     """The shared machinery; profiles are validated here so a bad one fails start-up."""
     outbox.subscribe()  # completion callbacks follow the ledger's `done` event
+    # Spans (JOBGATE_OTEL=on) for the gateway and the standalone observer alike; the lifespan
+    # shuts them down, `observe` flushes at exit (tracing.setup).
+    tracing.setup(settings.otel)
     env = settings.provider_env()
     profiles = load_profiles(settings.profiles_dir, env)
     return AppContext(
@@ -112,6 +115,7 @@ def create_app(
                     with contextlib.suppress(asyncio.CancelledError):
                         await task
                 await ctx.db.dispose()
+                tracing.shutdown()  # flushes the spans still queued
 
     app = FastAPI(
         title="jobgate",

@@ -53,6 +53,10 @@ class Settings(BaseSettings):
     # Log lines: JSON, or readable text when stderr is a terminal ("auto"); read by the CLI.
     log_format: Literal["auto", "json", "text"] = "auto"
 
+    # OpenTelemetry spans (app/core/tracing.py), exported over OTLP/HTTP as the standard
+    # OTEL_* variables say; JOBGATE_OTEL=on needs `pip install 'jobgate[otel]'`.
+    otel: bool = False
+
     # The tamper-evident audit trail (docs/audit.md): JOBGATE_AUDIT=off stops appends (for
     # benchmarks); with a signing key every chain head carries its HMAC-SHA256.
     audit_enabled: bool = Field(

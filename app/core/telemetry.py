@@ -3,7 +3,8 @@
 Existing modules call one function here at the point where the event happens (the
 ledger for transitions, the wire for provider calls, the claim for poll lateness and
 lease takeovers, ...), so the log line and the counter can never disagree and the
-domain code stays free of Prometheus. Metrics use the official `prometheus_client`
+domain code stays free of Prometheus and OpenTelemetry (spans, when JOBGATE_OTEL=on, are
+made in app/core/tracing.py from the same hooks). Metrics use the official `prometheus_client`
 default registry; gauges read from the database are filled in at scrape time
 (app/health/metrics_route.py).
 """
@@ -16,7 +17,8 @@ from datetime import datetime
 
 from prometheus_client import Counter, Gauge, Histogram
 
-from app.core.logs import bind
+from app.core import tracing
+from app.core.logs import bind, current
 
 log = logging.getLogger("jobgate.operations")
 calls_log = logging.getLogger("jobgate.provider")
@@ -89,6 +91,7 @@ def transition(
 ) -> None:
     """One INFO line and one count per applied transition (the ledger's single write path)."""
     TRANSITIONS.labels(from_state or "none", to).inc()
+    tracing.transition(op_id, trace_id, from_state, to, actor=actor, version=version)
     with bind(op_id, trace_id):
         log.info(
             "%s -> %s: %s",
@@ -102,6 +105,7 @@ def transition(
 
 def refused(op_id: str, trace_id: str | None, from_state: str, to: str, reason: str) -> None:
     REFUSED.labels(from_state, to).inc()
+    tracing.refused(op_id, trace_id, from_state, to)
     with bind(op_id, trace_id):
         log.warning(
             "refused transition %s -> %s: %s",
@@ -121,11 +125,25 @@ def provider_call(
     status: int | None,
     outcome: str,
     seconds: float,
+    trace_id: str | None = None,
+    traceparent: str | None = None,
 ) -> None:
     """A call that was sent. `target` is scheme, host and path only: no query, no headers,
-    so no credential a profile puts in either can reach a log line."""
+    so no credential a profile puts in either can reach a log line. `traceparent` is the
+    header the call carried: its span id becomes the call's span id."""
     PROVIDER_CALLS.labels(provider, operation, outcome).inc()
     PROVIDER_SECONDS.labels(provider, operation).observe(seconds)
+    tracing.provider_call(
+        provider,
+        operation,
+        operation_id=current()[0],  # bound by the runner around each step
+        trace_id=trace_id,
+        traceparent=traceparent,
+        method=method,
+        status=status,
+        outcome=outcome,
+        seconds=seconds,
+    )
     calls_log.info(
         "%s %s %s -> %s (%.0f ms)",
         provider,

@@ -143,7 +143,7 @@ class Wire:
         except Exception as exc:  # every transport failure is an outcome, never a crash
             response, error = None, f"{type(exc).__name__}: {exc}"
         duration = (time.perf_counter() - started) * 1000
-        _announce(profile, prepared.operation, request, response, duration, variants)
+        _announce(profile, prepared.operation, request, response, duration, variants, trace_id)
         text = body_json = None
         json_ok = False
         if response is not None:
@@ -237,9 +237,11 @@ def _announce(
     response: httpx.Response | None,
     duration_ms: float,
     variants: list[str],
+    trace_id: str,
 ) -> None:
-    """The provider-call log line and metrics: scheme, host and path only (no query, no
-    headers), scrubbed of every secret variant in case a profile templates one into a path."""
+    """The provider-call log line, metrics and span: scheme, host and path only (no query,
+    no headers), scrubbed of every secret variant in case a profile templates one into a
+    path. The span takes the span id of the `traceparent` the request carried."""
     target = scrub(str(request.url.copy_with(query=None, fragment=None)), variants)
     telemetry.provider_call(
         profile.name,
@@ -249,4 +251,6 @@ def _announce(
         status=response.status_code if response is not None else None,
         outcome=classify(response).value if response is not None else "transport_error",
         seconds=duration_ms / 1000,
+        trace_id=trace_id,
+        traceparent=request.headers.get(tracecontext.HEADER),
     )
