@@ -10,18 +10,17 @@ from fastapi.responses import JSONResponse
 
 from app.auth import deps
 from app.auth.deps import principal
-from app.core import json_guard, text
+from app.core import json_guard
 from app.core.context import AppContext
 from app.core.errors import ApiError, DomainError
 from app.core.json_body import StrictJsonRoute
 from app.operations import error_docs, queries, service
 from app.operations.models import Operation
-from app.operations.presenter import iso, to_body
+from app.operations.presenter import history_json, to_body
 from app.operations.queries import STATES
 from app.operations.queries import get as load
 from app.operations.schemas import (
     CreateOperationRequest,
-    HistoryItem,
     HistoryList,
     OperationBody,
     OperationList,
@@ -200,24 +199,7 @@ async def get_operation(op_id: str, request: Request, who: Caller) -> dict[str, 
 )
 async def get_history(op_id: str, request: Request, who: Caller) -> dict[str, Any]:
     ctx = context_of(request)
-    rows = await queries.history(ctx, op_id, who)
-    listed = HistoryList(
-        operation_id=op_id,
-        items=[
-            HistoryItem(
-                id=r.id or 0,
-                at=iso(r.at) or "",
-                kind=r.kind,
-                actor=r.actor,
-                from_state=r.from_state,
-                to_state=r.to_state,
-                cause=r.cause,
-                data=r.data,
-            )
-            for r in rows
-        ],
-    )
-    return text.degrade(listed.model_dump(mode="json"))  # type: ignore[no-any-return]
+    return history_json(op_id, await queries.history(ctx, op_id, who))
 
 
 @router.get(

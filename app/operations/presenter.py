@@ -7,13 +7,22 @@ any 2xx as "done" unless told otherwise in words, so the words are the contract.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 from app.core.text import degrade
 from app.operations import wording as W
-from app.operations.models import Operation
-from app.operations.schemas import ErrorOut, Guarantees, NextAction, OperationBody, ProgressOut
+from app.operations.models import HistoryEntry, Operation
+from app.operations.schemas import (
+    ErrorOut,
+    Guarantees,
+    HistoryItem,
+    HistoryList,
+    NextAction,
+    OperationBody,
+    ProgressOut,
+)
 from app.operations.states import (
     CANCELLING_STATES,
     HUMAN_WHY,
@@ -249,3 +258,24 @@ def _encodable(body: OperationBody) -> OperationBody:
     dumped = body.model_dump()
     clean = degrade(dumped)
     return body if clean is dumped else OperationBody.model_validate(clean)
+
+
+def history_json(op_id: str, rows: Iterable[HistoryEntry]) -> dict[str, Any]:
+    """The `/history` body (for the API and the ops CLI alike), timestamps ending in Z."""
+    listed = HistoryList(
+        operation_id=op_id,
+        items=[
+            HistoryItem(
+                id=r.id or 0,
+                at=iso(r.at) or "",
+                kind=r.kind,
+                actor=r.actor,
+                from_state=r.from_state,
+                to_state=r.to_state,
+                cause=r.cause,
+                data=r.data,
+            )
+            for r in rows
+        ],
+    )
+    return degrade(listed.model_dump(mode="json"))  # type: ignore[no-any-return]

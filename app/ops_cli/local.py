@@ -29,7 +29,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.auth.deps import Principal
 from app.auth.models import Role
-from app.core import errors, text
+from app.core import errors
 from app.core.clock import Clock, SystemClock
 from app.core.config import Settings
 from app.core.context import AppContext
@@ -37,13 +37,11 @@ from app.core.schema_state import check_sync
 from app.main import build_context
 from app.operations import attention, cancellation, queries
 from app.operations.models import Operation
-from app.operations.presenter import iso, to_body
+from app.operations.presenter import history_json, to_body
 from app.operations.schemas import (
     AttentionItem,
     AttentionList,
     CancelRequest,
-    HistoryItem,
-    HistoryList,
     OperationList,
     ResolveRequest,
 )
@@ -131,22 +129,7 @@ class LocalOps:
         return cast(api.HistoryList, self._run(self._history(operation_id)))
 
     async def _history(self, op_id: str) -> dict[str, Any]:
-        rows = await queries.history(self.ctx, op_id, self.who)
-        items = [
-            HistoryItem(
-                id=r.id or 0,
-                at=iso(r.at) or "",
-                kind=r.kind,
-                actor=r.actor,
-                from_state=r.from_state,
-                to_state=r.to_state,
-                cause=r.cause,
-                data=r.data,
-            )
-            for r in rows
-        ]
-        listed = HistoryList(operation_id=op_id, items=items).model_dump(mode="json")
-        return text.degrade(listed)  # type: ignore[no-any-return]
+        return history_json(op_id, await queries.history(self.ctx, op_id, self.who))
 
     def wait(self, operation_id: str, timeout: float = 60.0) -> api.Operation:
         return cast(api.Operation, self._run(self._wait(operation_id, timeout)))
