@@ -24,7 +24,7 @@ from app.core.db import sync_url
 from app.operations.states import Evidence, State, check_transition, is_done
 from tests.support.processes import Process, free_port, gateway_env, mock_process, wait_healthy
 from tests.support.single_create import PROFILES
-from tests.support.timing import budget
+from tests.support.timing import PROCESS_START_S, budget
 
 AGENTS = 16  # concurrent agents, each running one operation at a time
 DEADLINES = {"create_seconds": 20, "result_seconds": 20, "cancel_seconds": 20}
@@ -149,17 +149,24 @@ class Fleet:
         return "".join(p.read_text(errors="replace") for p in self.tmp.glob("*.log"))
 
 
-def _retrying(fn: Any, attempts: int = 200) -> httpx.Response:
-    """An agent's retry: same request (same key) until the gateway answers."""
-    for _ in range(attempts):
+def _retrying(fn: Any) -> httpx.Response:
+    """An agent's retry: same request (same key) until the gateway answers.
+
+    For as long as a restarted gateway may take to come up (the budget its restart
+    is given), and then one more such span for the request itself: a fixed count of
+    tries gave up after about 10 s while a restart on a loaded machine may take longer.
+    """
+    ends = time.monotonic() + 2 * budget(PROCESS_START_S)
+    while True:
         try:
             r: httpx.Response = fn()
             if r.status_code < 500:
                 return r
         except httpx.TransportError:
             pass
+        if time.monotonic() > ends:
+            raise AssertionError("gateway never answered")
         time.sleep(0.05)
-    raise AssertionError("gateway never answered")
 
 
 def run_soak(
