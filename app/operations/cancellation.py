@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from app.auth import deps
 from app.core.context import AppContext
 from app.core.errors import Conflict
 from app.operations import ledger
@@ -21,8 +22,14 @@ from app.operations.states import NEEDS_ATTENTION, TERMINAL, is_done
 MAX_REASON = MAX_CANCEL_REASON
 
 
-async def request_cancel(ctx: AppContext, op: Operation, who: str, reason: str) -> Operation:
-    """Record the intent (once); later calls are idempotent and change nothing."""
+async def request_cancel(
+    ctx: AppContext, op: Operation, who: deps.Principal, reason: str
+) -> Operation:
+    """Record the intent (once); later calls are idempotent and change nothing.
+
+    The history row names the caller by role: `operator:<name>` for an operator or
+    admin (the HTML view, `jobgate ops`), else `agent:<name>`.
+    """
     state = op.state
     if is_done(state):
         raise Conflict(
@@ -43,7 +50,7 @@ async def request_cancel(ctx: AppContext, op: Operation, who: str, reason: str) 
             session,
             op.id,
             now=now,
-            by=who,
+            by=who.name,
             reason=reason[:MAX_REASON],
             deadline=deadline,
             done_states=done,
@@ -55,12 +62,12 @@ async def request_cancel(ctx: AppContext, op: Operation, who: str, reason: str) 
                 session,
                 op,
                 kind="intent",
-                actor=f"agent:{who}",
+                actor=f"{'operator' if who.is_operator else 'agent'}:{who.name}",
                 cause="cancel requested; not yet sent to the provider",
                 now=now,
                 data={
                     "reason": reason[:MAX_REASON],
-                    "by": who,
+                    "by": who.name,
                     "cancel_deadline_at": deadline.isoformat(),
                     "expected_effect": "the lease owner sends one provider cancel and "
                     "waits for a terminal remote state",

@@ -45,7 +45,7 @@ async def cancel_operation(
     ctx = context_of(request)
     op = await load(ctx, op_id, who)
     try:
-        op = await cancellation.request_cancel(ctx, op, who.name, (req or CancelRequest()).reason)
+        op = await cancellation.request_cancel(ctx, op, who, (req or CancelRequest()).reason)
     except (ApiError, DomainError) as err:  # e.g. 409 operation_done: where it stands, what next
         await attach_operation(err, ctx, op_id, who)
         raise

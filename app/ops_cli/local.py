@@ -165,7 +165,7 @@ class LocalOps:
                 f"The profile {op.provider!r} is not loaded here: run with the gateway's "
                 "JOBGATE_PROFILES_DIR.",
             )
-        op = await cancellation.request_cancel(self.ctx, op, self.who.name, req.reason)
+        op = await cancellation.request_cancel(self.ctx, op, self.who, req.reason)
         return self._body(op)
 
     def resolve(

@@ -240,7 +240,7 @@ async def cancel_action(request: Request, op_id: str) -> Response:
     caller, form, ctx, op = checked
     reason = form.get("reason", "").strip()[: cancellation.MAX_REASON]
     try:
-        await cancellation.request_cancel(ctx, op, caller.name, reason)
+        await cancellation.request_cancel(ctx, op, caller, reason)
     except (ApiError, DomainError) as exc:
         err = as_api_error(exc)
         return await _detail(request, op_id, caller, action_error=err, form=form)

@@ -144,7 +144,7 @@ async def test_cancel_records_the_intent_and_the_observer_cancels(
 
     history = (await rest(gw, f"/v1/operations/{op_id}/history"))["items"]
     intent = next(i for i in history if i["kind"] == "intent")
-    assert intent["actor"] == f"agent:{CLI_ACTOR}" and intent["data"]["by"] == CLI_ACTOR
+    assert intent["actor"] == f"operator:{CLI_ACTOR}" and intent["data"]["by"] == CLI_ACTOR
     assert intent["data"]["reason"] == "no longer needed"
     assert (await rest(gw, f"/v1/operations/{op_id}"))["state"] == "observing"  # an intent only
 
