@@ -79,7 +79,7 @@ class Observer:
     async def run(self) -> None:
         """Process due work until `stop()`; in-flight work finishes first, and the leases
         of claimed operations not started yet are handed back (due at once)."""
-        held = max(self.slots * HELD_PER_SLOT, self.batch if self.ctx.db.is_sqlite else 0)
+        held = self.slots * HELD_PER_SLOT
         buffer: deque[Operation] = deque()
         running: set[asyncio.Task[None]] = set()
 
