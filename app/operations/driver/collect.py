@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from app.operations.driver.decision import Decision, needs_human
 from app.operations.states import Evidence, EvidenceKind, State
-from app.providers.types import CallResult, Outcome
+from app.providers.outcome import ResultClass, outcome
+from app.providers.types import CallResult, Outcome, RemoteClass
 from app.results.validate import Rules, canonical, check
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ async def collect_result(
     ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
     """Use a result already in hand (sync create, inline status) or fetch it."""
-    from app.operations.driver.step_common import delay_for, worker_tag
+    from app.operations.driver.step_common import delay_for, exchanges_of, worker_tag
 
     now = ctx.now()
     res = carry if carry is not None and carry.result is not None else None
@@ -48,14 +49,21 @@ async def collect_result(
                 "call did not return the result"
             )
         if profile.result is not None:
+            # The status read that moved it here is reused: its fields address the
+            # documents and its counts are the counts (one read saved).
+            status = carry if carry is not None and carry.outcome == Outcome.OK else None
             res = await ctx.client.result(
-                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
+                profile,
+                op.remote_job_id or "",
+                trace_id=op.trace_id,
+                worker=worker_tag(ctx, op),
+                status=status,
             )
         else:
             res = await ctx.client.status(
                 profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
             )
-        exchanges.append(res.exchange)
+        exchanges += exchanges_of(res)
     if res.outcome != Outcome.OK or res.result is None:
         if now >= op.result_deadline_at:
             d = _unavailable(f"result fetch kept failing ({res.outcome.value}) until the deadline")
@@ -127,15 +135,24 @@ async def _judge(
             "succeeded": int(items.get("succeeded", 0)),
             "failed": int(items.get("failed", 0)),
         }
-    if items and items.get("processed", 0) > 0 and items.get("succeeded", 0) == 0:
-        fields["error"] = {
-            "code": "all_items_failed",
-            "message": f"every one of {items.get('processed')} items failed",
-        }
+    if _verdict(op, res) is ResultClass.FAILED:
+        summary = fields.setdefault("result_summary", _summary(res))
+        if summary["succeeded"] == 0:
+            fields["error"] = {
+                "code": "all_items_failed",
+                "message": f"every one of {summary['processed']} items failed",
+            }
+        else:  # the job itself failed after some items: failed, the partial output kept
+            fields["error"] = {
+                "code": "remote_failed",
+                "message": f"the job failed after {summary['succeeded']} of "
+                f"{summary['processed']} items succeeded",
+                "details": {"source": "provider"},
+            }
         return Decision(
             State.FAILED,
             "the result shows every item failed",
-            Evidence(EvidenceKind.RESULT_FAILED, dict(fields["result_summary"])),
+            Evidence(EvidenceKind.RESULT_FAILED, dict(summary)),
             fields,
             exchanges=exchanges,
             failed_items=list(res.failed_items),
@@ -148,3 +165,25 @@ async def _judge(
         exchanges=exchanges,
         failed_items=list(res.failed_items),
     )
+
+
+def _summary(res: CallResult) -> dict[str, int]:
+    items = res.items or {}
+    return {k: int(items.get(k, 0)) for k in ("processed", "succeeded", "failed")}
+
+
+def _verdict(op: Operation, res: CallResult) -> ResultClass | None:
+    """The outcome table's result for the remote class on the row and the collected counts;
+    without counts, the items the documents showed (no item succeeded: failed)."""
+    try:
+        remote = RemoteClass(op.remote_class) if op.remote_class else None
+    except ValueError:
+        remote = None
+    if remote is not None and res.counts is not None and res.counts.known():
+        found = outcome(remote, res.counts).result
+        if found is not None:
+            return found
+    items = res.items or {}
+    if items and items.get("processed", 0) > 0 and items.get("succeeded", 0) == 0:
+        return ResultClass.FAILED
+    return None

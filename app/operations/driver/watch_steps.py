@@ -8,6 +8,7 @@ from app.operations.driver.step_common import (
     SUCCESS,
     deadline_passed,
     delay_for,
+    exchanges_of,
     first_delay,
     observation_of,
     provider_error,
@@ -16,6 +17,7 @@ from app.operations.driver.step_common import (
 )
 from app.operations.models import Operation
 from app.operations.states import Evidence, EvidenceKind, State
+from app.providers.outcome import outcome
 from app.providers.profile import Profile
 from app.providers.types import CallResult, Outcome, RemoteClass
 
@@ -69,7 +71,7 @@ def decide_status(
     ctx: AppContext, profile: Profile, op: Operation, res: CallResult, *, cancelling: bool
 ) -> Decision:
     """Classify a status read while observing or cancelling."""
-    ex = [res.exchange]
+    ex = exchanges_of(res)
     now = ctx.now()
     if res.outcome == Outcome.OK and res.remote_class is not None:
         fields = remote_fields(res)
@@ -80,6 +82,28 @@ def decide_status(
                 State.RESULT_COLLECTING,
                 cause,
                 Evidence(EvidenceKind.REMOTE_SUCCESS),
+                {**fields, "poll_attempt": 0},
+                exchanges=ex,
+                again=True,
+                carry=res,
+                observation=observation_of(res, now, None),
+            )
+        if cls == RemoteClass.FAILED and outcome(cls, res.counts).collect:
+            # The job failed with items counted: their documents hold the failed items
+            # (and any partial output); the result step ends it `failed` with them.
+            counts = res.counts
+            assert counts is not None  # the table collects only with counts
+            return Decision(
+                State.RESULT_COLLECTING,
+                "remote job failed with items counted; collecting its documents",
+                Evidence(
+                    EvidenceKind.REMOTE_ENDED_WITH_ITEMS,
+                    {
+                        "remote_class": cls.value,
+                        "succeeded": counts.succeeded or 0,
+                        "failed": (counts.failed or 0) + (counts.not_processed or 0),
+                    },
+                ),
                 {**fields, "poll_attempt": 0},
                 exchanges=ex,
                 again=True,
@@ -147,7 +171,7 @@ async def step_cancel_requested(
             "cancel not confirmed as sent; will send again (idempotent)",
             fields={"poll_attempt": op.poll_attempt + 1},
             delay=delay_for(ctx, profile, op, res),
-            exchanges=[res.exchange],
+            exchanges=exchanges_of(res),
         )
     return Decision(
         State.CANCELLING,
@@ -155,7 +179,7 @@ async def step_cancel_requested(
         Evidence(EvidenceKind.CANCEL_SENT, {"outcome": res.outcome.value}),
         {"poll_attempt": 0},
         delay=first_delay(ctx, profile),
-        exchanges=[res.exchange],
+        exchanges=exchanges_of(res),
     )
 
 
