@@ -12,42 +12,23 @@ jobgate's own tables.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
-import pytest
 
-from app.provider_fakes import create_app
-from app.provider_fakes.settings import FakeSettings
 from tests.conftest import Gateway
-from tests.support.servers import serve_app
+from tests.integration.profiles.conftest import (
+    KEY,
+    STEP,
+    errors_of,
+    fault,
+    finish,
+    history,
+    never_success,
+)
+from tests.integration.profiles.conftest import start as start_op
 
-KEY = "sk-fake-openai-0123456789"
-STEP = 700.0  # seconds per tick: past the profile's 600 s polling cap, so every tick polls
-
-
-@pytest.fixture(scope="module")
-def served() -> Iterator[str]:
-    with serve_app(create_app("openai_batch", FakeSettings(api_key=KEY))) as url:
-        yield url
-
-
-@pytest.fixture
-async def fake(served: str, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[httpx.AsyncClient]:
-    """The fake's control API, from a clean slate; the gateway's env points at the fake."""
-    monkeypatch.setenv("JOBGATE_OPENAI_BASE_URL", served)
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    async with httpx.AsyncClient(base_url=served, timeout=10) as control:
-        assert (await control.post("/_fake/reset")).status_code == 200
-        yield control
-
-
-@pytest.fixture
-def gateway_settings(fake: httpx.AsyncClient) -> dict[str, Any]:
-    """The gateway is built after the fake's env is set (its profiles read it at start)."""
-    return {}
+NAME = "openai_batch"
 
 
 def line(custom_id: str, model: str = "gpt-4o-mini", max_tokens: int = 100) -> dict[str, Any]:
@@ -60,26 +41,11 @@ def line(custom_id: str, model: str = "gpt-4o-mini", max_tokens: int = 100) -> d
 
 
 async def start(gateway: Gateway, *lines: dict[str, Any]) -> dict[str, Any]:
-    body = {
-        "provider": "openai_batch",
-        "kind": "batch",
-        "input": {"endpoint": "/v1/chat/completions", "requests": list(lines)},
-    }
-    r = await gateway.http.post(
-        "/v1/operations", json=body, headers={"Idempotency-Key": uuid.uuid4().hex}
+    made = await start_op(
+        gateway, NAME, {"endpoint": "/v1/chat/completions", "requests": list(lines)}
     )
-    assert r.status_code == 202, r.text
-    made = dict(r.json())
-    assert made["done"] is False and made["guarantees"]["single_create"] == "lookup"
+    assert made["guarantees"]["single_create"] == "lookup"
     return made
-
-
-async def finish(gateway: Gateway, op_id: str, max_ticks: int = 60) -> dict[str, Any]:
-    """Tick until done, then read the body through /wait as an agent would."""
-    await gateway.run_until_done(op_id, step=STEP, max_ticks=max_ticks)
-    r = await gateway.http.get(f"/v1/operations/{op_id}/wait", params={"timeout": 1})
-    assert r.status_code == 200, r.text
-    return dict(r.json())
 
 
 async def job_of(fake: httpx.AsyncClient, op_id: str) -> tuple[str, dict[str, int]]:
@@ -89,26 +55,6 @@ async def job_of(fake: httpx.AsyncClient, op_id: str) -> tuple[str, dict[str, in
     assert stats["creates_by_reference"][ref] == 1
     [job] = stats["jobs_by_reference"][ref]
     return job, stats["jobs"][job]
-
-
-async def errors_of(gateway: Gateway, op_id: str) -> list[dict[str, Any]]:
-    """Every failed item, following the bounded pages of /errors."""
-    items: list[dict[str, Any]] = []
-    cursor: str | None = None
-    while True:
-        params: dict[str, Any] = {"limit": 1} | ({"cursor": cursor} if cursor else {})
-        r = await gateway.http.get(f"/v1/operations/{op_id}/errors", params=params)
-        assert r.status_code == 200, r.text
-        page = r.json()
-        items += [entry["item"] for entry in page["items"]]
-        cursor = page["next_cursor"]
-        if cursor is None:
-            return items
-
-
-def never_success(body: dict[str, Any]) -> None:
-    assert "may report success" not in body["message"].lower(), body["message"]
-    assert body["outcome"] != "succeeded" and body["status"] != "succeeded"
 
 
 async def test_success_collects_and_validates_the_jsonl_output(
@@ -129,9 +75,9 @@ async def test_success_collects_and_validates_the_jsonl_output(
     assert (await errors_of(gateway, op_id)) == []
     job, calls = await job_of(fake, op_id)
     assert done["remote_job_id"] == job and calls.get("content_calls") == 1
-    history = (await gateway.http.get(f"/v1/operations/{op_id}/history")).json()
-    assert KEY not in str(history)
-    ops = [e["data"]["operation"] for e in history["items"] if e["kind"] == "exchange"]
+    rows = await history(gateway, op_id)
+    assert KEY not in str(rows)
+    ops = [e["data"]["operation"] for e in rows if e["kind"] == "exchange"]
     assert ops.count("create") == 1 and "prepare" in ops  # the upload is on record too
 
 
@@ -215,21 +161,17 @@ async def test_rate_limited_status_read_honours_retry_after_and_finishes(
     op_id = made["operation_id"]
     job, before = await job_of(fake, op_id)
     # 1000 s: above the profile's 600 s backoff cap, inside its 3600 s bound.
-    r = await fake.post("/_fake/faults", json={"op": "retrieve", "kind": "rate_limit",
-                                                "retry_after": 1000})  # fmt: skip
-    assert r.status_code == 200, r.text
+    await fault(fake, op="retrieve", kind="rate_limit", retry_after=1000)
     reads = before.get("retrieve_calls", 0)
     for _ in range(10):  # poll until the throttled read happened
         await gateway.tick(STEP)
         _, calls = await job_of(fake, op_id)
         if calls.get("retrieve_calls", 0) > reads:
             break
-    history = (await gateway.http.get(f"/v1/operations/{op_id}/history")).json()
-    limited = [
-        e for e in history["items"] if e["kind"] == "exchange" and e["data"]["status_code"] == 429
-    ]
+    rows = await history(gateway, op_id)
+    limited = [e for e in rows if e["kind"] == "exchange" and e["data"]["status_code"] == 429]
     assert len(limited) == 1
-    observed = [e for e in history["items"] if e["kind"] == "observation"]
+    observed = [e for e in rows if e["kind"] == "observation"]
     assert observed[-1]["data"]["next_poll_in_seconds"] == 1000
     reads = calls["retrieve_calls"]
     await gateway.tick(999)  # the provider asked for 1000 s: nothing is sent before
