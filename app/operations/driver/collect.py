@@ -10,6 +10,7 @@ from app.operations.states import Evidence, EvidenceKind, State
 from app.providers.outcome import ResultClass, outcome
 from app.providers.types import CallResult, Outcome, RemoteClass
 from app.results.validate import Rules, canonical, check
+from app.results.validate import Verdict as CheckVerdict
 
 if TYPE_CHECKING:
     from app.core.context import AppContext
@@ -104,9 +105,11 @@ def _unavailable(why: str) -> Decision:
     )
 
 
-async def _judge(
-    ctx: AppContext, profile: Profile, op: Operation, res: CallResult, exchanges: list[Any]
-) -> Decision:
+async def checked(
+    ctx: AppContext, profile: Profile, op: Operation, res: CallResult
+) -> tuple[CheckVerdict, dict[str, Any]]:
+    """Check a fetched result by `rules_for`; when it passes, the row fields that store it
+    (inline or in the result store, its size and sha256, `result_summary` from its items)."""
     rules = rules_for(profile, op)
     if _large(res):  # canonical JSON, sha256 and jsonschema over it are CPU work: off the loop
         verdict = await asyncio.to_thread(
@@ -114,6 +117,22 @@ async def _judge(
         )
     else:  # a thread hop costs more than checking a small result
         verdict = check(res.result, claimed_sha256=res.result_sha256, items=res.items, rules=rules)
+    if not verdict.ok:
+        return verdict, {}
+    fields: dict[str, Any] = {"result_size": verdict.size, "result_sha256": verdict.sha256}
+    if verdict.size <= ctx.settings.inline_result_max_bytes:
+        fields["result"] = res.result
+    else:
+        fields["result_ref"] = await asyncio.to_thread(_store, ctx, verdict.sha256, res.result)
+    if res.items:
+        fields["result_summary"] = _summary(res)
+    return verdict, fields
+
+
+async def _judge(
+    ctx: AppContext, profile: Profile, op: Operation, res: CallResult, exchanges: list[Any]
+) -> Decision:
+    verdict, fields = await checked(ctx, profile, op, res)
     if not verdict.ok:
         return needs_human(
             State.RESULT_VALIDATION_FAILED,
@@ -123,18 +142,6 @@ async def _judge(
             details={"check": verdict.code},
             exchanges=exchanges,
         )
-    fields: dict[str, Any] = {"result_size": verdict.size, "result_sha256": verdict.sha256}
-    if verdict.size <= ctx.settings.inline_result_max_bytes:
-        fields["result"] = res.result
-    else:
-        fields["result_ref"] = await asyncio.to_thread(_store, ctx, verdict.sha256, res.result)
-    items = res.items or {}
-    if items:
-        fields["result_summary"] = {
-            "processed": int(items.get("processed", 0)),
-            "succeeded": int(items.get("succeeded", 0)),
-            "failed": int(items.get("failed", 0)),
-        }
     if _verdict(op, res) is ResultClass.FAILED:
         summary = fields.setdefault("result_summary", _summary(res))
         if summary["succeeded"] == 0:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.core.context import AppContext
 from app.operations.driver.decision import Decision, needs_human
+from app.operations.driver.partial import keep_partial
 from app.operations.driver.step_common import (
     SUCCESS,
     deadline_passed,
@@ -53,7 +54,9 @@ async def step_observing(
     res = await ctx.client.status(
         profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
     )
-    decision = decide_status(ctx, profile, op, res, cancelling=False)
+    decision = await keep_partial(
+        ctx, profile, op, res, decide_status(ctx, profile, op, res, cancelling=False)
+    )
     if decision.to is None and deadline_passed(op.result_deadline_at, ctx.now()):
         # Even a deadline that passed while no process ran got this one last read first.
         return needs_human(
@@ -189,7 +192,9 @@ async def step_cancelling(
     res = await ctx.client.status(
         profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
     )
-    decision = decide_status(ctx, profile, op, res, cancelling=True)
+    decision = await keep_partial(
+        ctx, profile, op, res, decide_status(ctx, profile, op, res, cancelling=True)
+    )
     if decision.to is None and deadline_passed(op.cancel_deadline_at, ctx.now()):
         return needs_human(
             State.CANCELLATION_UNCONFIRMED,

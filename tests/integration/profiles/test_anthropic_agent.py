@@ -169,3 +169,25 @@ async def test_rate_limited_status_read_honours_retry_after_and_finishes(
     assert (await the_batch(fake))[1]["retrieve_calls"] == reads + 1
     done = await finish(gateway, op_id)
     assert (done["state"], done["outcome"]) == ("succeeded", "succeeded"), done
+
+
+async def test_cancelled_after_some_requests_keeps_their_output_and_lists_the_rest(
+    gateway: Gateway, fake: httpx.AsyncClient
+) -> None:
+    made = await start(gateway, request("done"), request("never", max_tokens=10 * 1024))
+    op_id = made["operation_id"]
+    await gateway.tick(STEP)  # one hour: "done" is done
+    r = await gateway.http.post(f"/v1/operations/{op_id}/cancel", json={"reason": "enough"})
+    assert r.status_code == 202, r.text
+    done = await finish(gateway, op_id)
+    assert (done["state"], done["outcome"]) == ("cancelled", "cancelled"), done
+    never_success(done)
+    assert "partial output is kept" in done["message"]
+    assert done["result_summary"] == {"processed": 2, "succeeded": 1, "failed": 1}
+    r = await gateway.http.get(f"/v1/operations/{op_id}/result")
+    assert r.status_code == 200, r.text
+    assert [line["custom_id"] for line in r.json()["result"]] == ["done"]
+    [never] = await errors_of(gateway, op_id)
+    assert (never["id"], never["status"]) == ("never", "canceled")
+    _, calls = await the_batch(fake)
+    assert calls["cancel_calls"] == 1 and calls["results_calls"] == 1

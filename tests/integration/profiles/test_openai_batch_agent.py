@@ -181,3 +181,31 @@ async def test_rate_limited_status_read_honours_retry_after_and_finishes(
     done = await finish(gateway, op_id)
     assert (done["state"], done["outcome"]) == ("succeeded", "succeeded"), done
     assert done["remote_job_id"] == job
+
+
+async def test_cancelled_after_some_requests_keeps_and_offers_their_output(
+    gateway: Gateway, fake: httpx.AsyncClient
+) -> None:
+    made = await start(gateway, line("a"), line("slow", max_tokens=10 * 1024))
+    op_id = made["operation_id"]
+    for _ in range(10):  # until "a" (one hour of work) is done
+        await gateway.tick(STEP)
+        body = (await gateway.http.get(f"/v1/operations/{op_id}")).json()
+        if (body["progress"] or {}).get("completed"):
+            break
+    r = await gateway.http.post(f"/v1/operations/{op_id}/cancel", json={"reason": "enough"})
+    assert r.status_code == 202, r.text
+    done = await finish(gateway, op_id)
+    assert (done["state"], done["outcome"]) == ("cancelled", "cancelled"), done
+    never_success(done)
+    assert "partial output is kept" in done["message"]
+    assert done["next_action"]["call"] == f"GET /v1/operations/{op_id}/result"
+    # "slow" never ran: not processed counts as not succeeded.
+    assert done["result_summary"] == {"processed": 2, "succeeded": 1, "failed": 1}
+    r = await gateway.http.get(f"/v1/operations/{op_id}/result")
+    assert r.status_code == 200, r.text
+    kept = r.json()
+    assert kept["status"] == "cancelled" and kept["sha256"]
+    assert [line["custom_id"] for line in kept["result"]] == ["a"]
+    _, calls = await job_of(fake, op_id)
+    assert calls["cancel_calls"] == 1 and calls["content_calls"] == 1
