@@ -65,6 +65,17 @@ async def collect_result(
                 profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
             )
         exchanges += exchanges_of(res)
+    if (cut := next((d for d in res.documents if d.truncated), None)) is not None:
+        # A document longer than its bound will be as long next time: not a retry.
+        return needs_human(
+            State.RESULT_VALIDATION_FAILED,
+            f"document {cut.name} stopped at its bound ({cut.bytes} bytes read): result_too_large",
+            Evidence(EvidenceKind.RESULT_INVALID, {"code": "result_too_large"}),
+            f"the provider's {cut.name} document is larger than this gateway reads "
+            f"(stopped at {cut.bytes} bytes); nothing of it was kept",
+            details={"check": "result_too_large", "document": cut.name},
+            exchanges=exchanges,
+        )
     if res.outcome != Outcome.OK or res.result is None:
         if now >= op.result_deadline_at:
             d = _unavailable(f"result fetch kept failing ({res.outcome.value}) until the deadline")

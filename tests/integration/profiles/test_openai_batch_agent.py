@@ -12,9 +12,11 @@ jobgate's own tables.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.conftest import Gateway
 from tests.integration.profiles.conftest import (
@@ -29,6 +31,22 @@ from tests.integration.profiles.conftest import (
 from tests.integration.profiles.conftest import start as start_op
 
 NAME = "openai_batch"
+PROFILE = (
+    Path(__file__).resolve().parents[3] / "app" / "providers" / "profiles" / "openai_batch.yaml"
+)
+
+
+@pytest.fixture
+def gateway_settings(fake: httpx.AsyncClient, tmp_path: Path) -> dict[str, Any]:
+    """Beside the bundled profile, `openai_batch_small`: the same, reading at most 600 bytes
+    of an output file (the fake's env is set before the gateway starts)."""
+    text = PROFILE.read_text().replace("name: openai_batch\n", "name: openai_batch_small\n")
+    marker = "    - name: output\n"
+    assert text.count(marker) == 1
+    text = text.replace(marker, marker + "      max_bytes: 600\n")
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "openai_batch_small.yaml").write_text(text)
+    return {"profiles_dir": tmp_path / "profiles"}
 
 
 def line(custom_id: str, model: str = "gpt-4o-mini", max_tokens: int = 100) -> dict[str, Any]:
@@ -209,3 +227,20 @@ async def test_cancelled_after_some_requests_keeps_and_offers_their_output(
     assert [line["custom_id"] for line in kept["result"]] == ["a"]
     _, calls = await job_of(fake, op_id)
     assert calls["cancel_calls"] == 1 and calls["content_calls"] == 1
+
+
+async def test_an_output_file_over_its_bound_is_a_validation_failure_not_a_retry(
+    gateway: Gateway, fake: httpx.AsyncClient
+) -> None:
+    lines = [line(f"r{i}") for i in range(20)]
+    made = await start_op(
+        gateway, "openai_batch_small", {"endpoint": "/v1/chat/completions", "requests": lines}
+    )
+    op_id = made["operation_id"]
+    done = await finish(gateway, op_id)
+    assert (done["state"], done["outcome"]) == ("result_validation_failed", "needs_attention")
+    never_success(done)
+    assert done["error"]["details"] == {"check": "result_too_large", "document": "output"}
+    assert (await gateway.http.get(f"/v1/operations/{op_id}/result")).status_code == 409
+    _, calls = await job_of(fake, op_id)
+    assert calls["content_calls"] == 1  # read once, up to the bound; never again
