@@ -51,8 +51,15 @@ async def collect_result(
             )
         if profile.result is not None:
             # The status read that moved it here is reused: its fields address the
-            # documents and its counts are the counts (one read saved).
-            status = carry if carry is not None and carry.outcome == Outcome.OK else None
+            # documents and its counts are the counts (one read saved). A create answer
+            # is not a status answer: the documents are then addressed from a new read.
+            status = (
+                carry
+                if carry is not None
+                and carry.outcome == Outcome.OK
+                and carry.exchange.operation == "status"
+                else None
+            )
             res = await ctx.client.result(
                 profile,
                 op.remote_job_id or "",
