@@ -31,6 +31,11 @@ FAKES = {
         "JOBGATE_ANTHROPIC_BASE_URL",
         "ANTHROPIC_API_KEY",
     ),
+    "azure_operation_location": (
+        "azure_operation_location",
+        "JOBGATE_AZURE_LANGUAGE_ENDPOINT",
+        "AZURE_LANGUAGE_KEY",
+    ),
 }
 
 
