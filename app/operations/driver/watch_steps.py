@@ -91,7 +91,7 @@ def decide_status(
                 carry=res,
                 observation=observation_of(res, now, None),
             )
-        if cls == RemoteClass.FAILED and outcome(cls, res.counts).collect:
+        if cls == RemoteClass.FAILED and _failure_to_collect(profile, res):
             # The job failed with items counted: their documents hold the failed items
             # (and any partial output); the result step ends it `failed` with them.
             counts = res.counts
@@ -149,6 +149,15 @@ def decide_status(
         exchanges=ex,
         observation=observation_of(res, now, delay),
     )
+
+
+def _failure_to_collect(profile: Profile, res: CallResult) -> bool:
+    """A failed job whose items the table says to collect, and that has something to
+    collect: result documents, or (a result inline in the status) a result in this answer.
+    A failed long-running operation with counts but no response ends `failed` at once."""
+    if not outcome(RemoteClass.FAILED, res.counts).collect:
+        return False
+    return profile.result is not None or res.result is not None
 
 
 async def step_cancel_requested(

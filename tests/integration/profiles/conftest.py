@@ -31,6 +31,7 @@ FAKES = {
         "JOBGATE_ANTHROPIC_BASE_URL",
         "ANTHROPIC_API_KEY",
     ),
+    "google_lro": ("google_lro", "JOBGATE_GOOGLE_LRO_BASE_URL", "GOOGLE_OAUTH_ACCESS_TOKEN"),
     "azure_operation_location": (
         "azure_operation_location",
         "JOBGATE_AZURE_LANGUAGE_ENDPOINT",
@@ -54,6 +55,8 @@ async def fake(
     _, base_env, key_env = FAKES[request.module.NAME]
     monkeypatch.setenv(base_env, served)
     monkeypatch.setenv(key_env, KEY)
+    for name, value in getattr(request.module, "EXTRA_ENV", {}).items():
+        monkeypatch.setenv(name, value)
     async with httpx.AsyncClient(base_url=served, timeout=10) as control:
         assert (await control.post("/_fake/reset")).status_code == 200
         yield control
