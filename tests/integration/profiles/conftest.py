@@ -31,6 +31,11 @@ FAKES = {
         "JOBGATE_ANTHROPIC_BASE_URL",
         "ANTHROPIC_API_KEY",
     ),
+    "replicate_predictions": (
+        "replicate_predictions",
+        "JOBGATE_REPLICATE_BASE_URL",
+        "REPLICATE_API_TOKEN",
+    ),
     "google_lro": ("google_lro", "JOBGATE_GOOGLE_LRO_BASE_URL", "GOOGLE_OAUTH_ACCESS_TOKEN"),
     "azure_operation_location": (
         "azure_operation_location",
@@ -80,9 +85,11 @@ async def start(gateway: Gateway, provider: str, input: dict[str, Any]) -> dict[
     return made
 
 
-async def finish(gateway: Gateway, op_id: str, max_ticks: int = 60) -> dict[str, Any]:
+async def finish(
+    gateway: Gateway, op_id: str, max_ticks: int = 60, step: float = STEP
+) -> dict[str, Any]:
     """Tick until done, then read the body through /wait as an agent would."""
-    await gateway.run_until_done(op_id, step=STEP, max_ticks=max_ticks)
+    await gateway.run_until_done(op_id, step=step, max_ticks=max_ticks)
     r = await gateway.http.get(f"/v1/operations/{op_id}/wait", params={"timeout": 1})
     assert r.status_code == 200, r.text
     return dict(r.json())
