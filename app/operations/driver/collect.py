@@ -65,11 +65,16 @@ async def collect_result(
                 op.remote_job_id or "",
                 trace_id=op.trace_id,
                 worker=worker_tag(ctx, op),
+                status_url=op.remote_status_url,
                 status=status,
             )
         else:
             res = await ctx.client.status(
-                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
+                profile,
+                op.remote_job_id or "",
+                trace_id=op.trace_id,
+                worker=worker_tag(ctx, op),
+                status_url=op.remote_status_url,
             )
         exchanges += exchanges_of(res)
     if (cut := next((d for d in res.documents if d.truncated), None)) is not None:

@@ -67,7 +67,13 @@ def decide_create(ctx: AppContext, profile: Profile, op: Operation, res: CallRes
         return unbuildable
     ex = exchanges_of(res)
     if res.outcome == Outcome.OK and (res.remote_job_id or res.result is not None):
-        fields = {"remote_job_id": res.remote_job_id, **remote_fields(res), "poll_attempt": 0}
+        fields = {
+            "remote_job_id": res.remote_job_id,
+            "remote_status_url": res.status_url,
+            "remote_cancel_url": res.cancel_url,
+            **remote_fields(res),
+            "poll_attempt": 0,
+        }
         if res.remote_class in SUCCESS:
             return Decision(
                 State.RESULT_COLLECTING,

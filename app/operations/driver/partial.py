@@ -38,6 +38,7 @@ async def keep_partial(
         op.remote_job_id or "",
         trace_id=op.trace_id,
         worker=worker_tag(ctx, op),
+        status_url=op.remote_status_url,
         status=res,
     )
     decision.exchanges += exchanges_of(got)

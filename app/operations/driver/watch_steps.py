@@ -52,7 +52,11 @@ async def step_observing(
     if op.cancel_requested_at is not None:
         return _to_cancel_requested(op)
     res = await ctx.client.status(
-        profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
+        profile,
+        op.remote_job_id or "",
+        trace_id=op.trace_id,
+        worker=worker_tag(ctx, op),
+        status_url=op.remote_status_url,
     )
     decision = await keep_partial(
         ctx, profile, op, res, decide_status(ctx, profile, op, res, cancelling=False)
@@ -176,6 +180,7 @@ async def step_cancel_requested(
         trace_id=op.trace_id,
         reason=op.cancel_reason,
         worker=worker_tag(ctx, op),
+        cancel_url=op.remote_cancel_url,
     )
     if res.outcome in (Outcome.AMBIGUOUS, Outcome.RATE_LIMITED) and profile.cancel.idempotent:
         return Decision(
@@ -199,7 +204,11 @@ async def step_cancelling(
     ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
     res = await ctx.client.status(
-        profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
+        profile,
+        op.remote_job_id or "",
+        trace_id=op.trace_id,
+        worker=worker_tag(ctx, op),
+        status_url=op.remote_status_url,
     )
     decision = await keep_partial(
         ctx, profile, op, res, decide_status(ctx, profile, op, res, cancelling=True)
