@@ -54,6 +54,10 @@ class Operation(SQLModel, table=True):
     version: int = 0
 
     remote_job_id: str | None = None
+    # Where the provider said to read and cancel the job (a create answer's URL, e.g.
+    # Operation-Location); NULL: the profile's path templates.
+    remote_status_url: str | None = None
+    remote_cancel_url: str | None = None
     remote_state: str | None = None
     remote_class: str | None = None
     progress_completed: int | None = None

@@ -157,10 +157,19 @@ def message_for(
             None,
         )
     if state == State.CANCELLED:
-        return (
+        said = (
             f"{what} {W.HAS_FINISHED}: it was {W.CANCELLED}, and the provider confirmed it. "
-            "It did not succeed: do not report success; report that it was cancelled.",
-            None,
+            "It did not succeed: do not report success; report that it was cancelled."
+        )
+        if op.result is None and op.result_ref is None:
+            return said, None
+        summary = op.result_summary if isinstance(op.result_summary, dict) else {}
+        act = _action(f"GET {status_url}/result", "get_result", mcp)
+        return (
+            f"{said} {summary.get('succeeded', 'Some')} items were done before the cancel: "
+            f"that partial output is kept at {W.how_to_call(act.call, act.tool)}; the items "
+            "that failed or never ran are not in it.",
+            act,
         )
     if state in NEEDS_ATTENTION:
         return (

@@ -15,6 +15,7 @@ from app.core.text import degrade
 from app.operations import cursors, error_docs
 from app.operations import repository as repo
 from app.operations.endpoints import ERRORS, Caller, body_json, context_of, present
+from app.operations.models import Operation
 from app.operations.presenter import agent_status
 from app.operations.queries import get as load
 from app.operations.states import State
@@ -33,7 +34,7 @@ async def get_result(op_id: str, request: Request, who: Caller) -> Response:
     """The result, only once collected and checked; otherwise 409 saying why."""
     ctx = context_of(request)
     op = await load(ctx, op_id, who)
-    if op.state != State.SUCCEEDED:
+    if not kept_result(op):
         body = present(op, ctx, ctx.now())
         err = ApiError(
             409,
@@ -56,6 +57,13 @@ async def get_result(op_id: str, request: Request, who: Caller) -> Response:
     else:
         text = json.dumps(payload)
     return Response(text, media_type="application/json")
+
+
+def kept_result(op: Operation) -> bool:
+    """A result to offer: a succeeded operation's, or the part a cancelled job did first."""
+    if op.state == State.SUCCEEDED:
+        return True
+    return op.state == State.CANCELLED and (op.result is not None or op.result_ref is not None)
 
 
 def _with_stored_result(ctx: AppContext, ref: str, payload: dict[str, Any]) -> str:

@@ -164,6 +164,10 @@ class EvidenceKind(StrEnum):
     REMOTE_JOB_ID = "remote_job_id"  # the provider named the job: data {"remote_job_id"}
     REMOTE_SUCCESS = "remote_success"  # the provider says the job finished
     REMOTE_FAILED = "remote_failed"  # the provider says the job failed
+    # The provider says the job failed, and its counts name items whose documents hold
+    # the failed items (and any partial output): collect them before it ends `failed`.
+    # data {"remote_class": "failed", "failed": N, "succeeded": N}
+    REMOTE_ENDED_WITH_ITEMS = "remote_ended_with_items"
     REMOTE_CANCELLED = "remote_cancelled"  # the provider confirms the job was cancelled
     CREATE_REJECTED = "create_rejected"  # the provider definitively refused the create
     REQUEST_BUILD_FAILED = "request_build_failed"  # the create could not be built; not sent
@@ -192,7 +196,10 @@ EVIDENCE_FOR: dict[State, frozenset[EvidenceKind]] = {
     S.RECONCILING: frozenset({E.RECONCILE}),
     S.ACCEPTED: frozenset({E.REMOTE_JOB_ID}),
     S.OBSERVING: frozenset({E.LEASE_OWNER}),
-    S.RESULT_COLLECTING: frozenset({E.REMOTE_SUCCESS}),
+    # SPEC section 3: `observing -> result_collecting` and `cancelling -> result_collecting`
+    # are in the table; a failed job with item counts is collected so that the
+    # `result_collecting -> failed` ("the result itself shows failure") carries its items.
+    S.RESULT_COLLECTING: frozenset({E.REMOTE_SUCCESS, E.REMOTE_ENDED_WITH_ITEMS}),
     S.CANCEL_REQUESTED: frozenset({E.CANCEL_INTENT}),
     S.CANCELLING: frozenset({E.CANCEL_SENT, E.NO_CANCEL_ENDPOINT}),
     S.SUCCEEDED: frozenset({E.RESULT_VALID}),
@@ -225,6 +232,11 @@ def _payload_problem(kind: EvidenceKind, data: dict[str, Any]) -> str | None:
         return "conflicting_job_ids evidence names fewer than two jobs"
     if kind == E.RESULT_FAILED and not all(isinstance(data.get(k), int) for k in COUNTS):
         return "result_failed evidence carries no item counts"
+    if kind == E.REMOTE_ENDED_WITH_ITEMS and not (
+        data.get("remote_class") == "failed"
+        and any(isinstance(data.get(k), int) and data[k] > 0 for k in ("failed", "succeeded"))
+    ):
+        return "remote_ended_with_items evidence names no failed job with items"
     if kind == E.RESULT_INVALID and not data.get("code"):
         return "result_invalid evidence names no failed check"
     return None

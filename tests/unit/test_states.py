@@ -157,3 +157,24 @@ def test_the_status_inverse_is_derived_from_the_one_mapping() -> None:
     assert STATES_OF[AgentStatus.COMPLETED_WITH_ERRORS] == {State.SUCCEEDED}
     assert set().union(*STATES_OF.values()) == set(State)
     assert set(HUMAN_WHY) == NEEDS_ATTENTION
+
+
+def test_a_failed_job_goes_to_collection_only_with_items_to_collect() -> None:
+    """`observing/cancelling -> result_collecting` for a failed job (SPEC section 3 has both
+    edges, and `result_collecting -> failed` "the result itself shows failure"): only when
+    its counts name items, so the failed items reach /errors; never a remote `failed`
+    back to observing, and never without counts."""
+    ended = EvidenceKind.REMOTE_ENDED_WITH_ITEMS
+    with pytest.raises(TransitionRefused, match="no failed job with items"):
+        check_transition(State.OBSERVING, State.RESULT_COLLECTING, Evidence(ended, {}))
+    with pytest.raises(TransitionRefused, match="no failed job with items"):
+        check_transition(
+            State.OBSERVING,
+            State.RESULT_COLLECTING,
+            Evidence(ended, {"remote_class": "failed", "failed": 0, "succeeded": 0}),
+        )
+    proof = Evidence(ended, {"remote_class": "failed", "failed": 2, "succeeded": 0})
+    check_transition(State.OBSERVING, State.RESULT_COLLECTING, proof)
+    check_transition(State.CANCELLING, State.RESULT_COLLECTING, proof)
+    with pytest.raises(TransitionRefused, match="needs evidence"):
+        check_transition(State.RESULT_COLLECTING, State.SUCCEEDED, proof)

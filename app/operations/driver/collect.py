@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 from app.operations.driver.decision import Decision, needs_human
 from app.operations.states import Evidence, EvidenceKind, State
-from app.providers.types import CallResult, Outcome
+from app.providers.outcome import ResultClass, outcome
+from app.providers.types import CallResult, Outcome, RemoteClass
 from app.results.validate import Rules, canonical, check
+from app.results.validate import Verdict as CheckVerdict
 
 if TYPE_CHECKING:
     from app.core.context import AppContext
@@ -36,7 +38,7 @@ async def collect_result(
     ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
     """Use a result already in hand (sync create, inline status) or fetch it."""
-    from app.operations.driver.step_common import delay_for, worker_tag
+    from app.operations.driver.step_common import delay_for, exchanges_of, worker_tag
 
     now = ctx.now()
     res = carry if carry is not None and carry.result is not None else None
@@ -48,14 +50,44 @@ async def collect_result(
                 "call did not return the result"
             )
         if profile.result is not None:
+            # The status read that moved it here is reused: its fields address the
+            # documents and its counts are the counts (one read saved). A create answer
+            # is not a status answer: the documents are then addressed from a new read.
+            status = (
+                carry
+                if carry is not None
+                and carry.outcome == Outcome.OK
+                and carry.exchange.operation == "status"
+                else None
+            )
             res = await ctx.client.result(
-                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
+                profile,
+                op.remote_job_id or "",
+                trace_id=op.trace_id,
+                worker=worker_tag(ctx, op),
+                status_url=op.remote_status_url,
+                status=status,
             )
         else:
             res = await ctx.client.status(
-                profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
+                profile,
+                op.remote_job_id or "",
+                trace_id=op.trace_id,
+                worker=worker_tag(ctx, op),
+                status_url=op.remote_status_url,
             )
-        exchanges.append(res.exchange)
+        exchanges += exchanges_of(res)
+    if (cut := next((d for d in res.documents if d.truncated), None)) is not None:
+        # A document longer than its bound will be as long next time: not a retry.
+        return needs_human(
+            State.RESULT_VALIDATION_FAILED,
+            f"document {cut.name} stopped at its bound ({cut.bytes} bytes read): result_too_large",
+            Evidence(EvidenceKind.RESULT_INVALID, {"code": "result_too_large"}),
+            f"the provider's {cut.name} document is larger than this gateway reads "
+            f"(stopped at {cut.bytes} bytes); nothing of it was kept",
+            details={"check": "result_too_large", "document": cut.name},
+            exchanges=exchanges,
+        )
     if res.outcome != Outcome.OK or res.result is None:
         if now >= op.result_deadline_at:
             d = _unavailable(f"result fetch kept failing ({res.outcome.value}) until the deadline")
@@ -96,9 +128,11 @@ def _unavailable(why: str) -> Decision:
     )
 
 
-async def _judge(
-    ctx: AppContext, profile: Profile, op: Operation, res: CallResult, exchanges: list[Any]
-) -> Decision:
+async def checked(
+    ctx: AppContext, profile: Profile, op: Operation, res: CallResult
+) -> tuple[CheckVerdict, dict[str, Any]]:
+    """Check a fetched result by `rules_for`; when it passes, the row fields that store it
+    (inline or in the result store, its size and sha256, `result_summary` from its items)."""
     rules = rules_for(profile, op)
     if _large(res):  # canonical JSON, sha256 and jsonschema over it are CPU work: off the loop
         verdict = await asyncio.to_thread(
@@ -106,6 +140,22 @@ async def _judge(
         )
     else:  # a thread hop costs more than checking a small result
         verdict = check(res.result, claimed_sha256=res.result_sha256, items=res.items, rules=rules)
+    if not verdict.ok:
+        return verdict, {}
+    fields: dict[str, Any] = {"result_size": verdict.size, "result_sha256": verdict.sha256}
+    if verdict.size <= ctx.settings.inline_result_max_bytes:
+        fields["result"] = res.result
+    else:
+        fields["result_ref"] = await asyncio.to_thread(_store, ctx, verdict.sha256, res.result)
+    if res.items:
+        fields["result_summary"] = _summary(res)
+    return verdict, fields
+
+
+async def _judge(
+    ctx: AppContext, profile: Profile, op: Operation, res: CallResult, exchanges: list[Any]
+) -> Decision:
+    verdict, fields = await checked(ctx, profile, op, res)
     if not verdict.ok:
         return needs_human(
             State.RESULT_VALIDATION_FAILED,
@@ -115,27 +165,24 @@ async def _judge(
             details={"check": verdict.code},
             exchanges=exchanges,
         )
-    fields: dict[str, Any] = {"result_size": verdict.size, "result_sha256": verdict.sha256}
-    if verdict.size <= ctx.settings.inline_result_max_bytes:
-        fields["result"] = res.result
-    else:
-        fields["result_ref"] = await asyncio.to_thread(_store, ctx, verdict.sha256, res.result)
-    items = res.items or {}
-    if items:
-        fields["result_summary"] = {
-            "processed": int(items.get("processed", 0)),
-            "succeeded": int(items.get("succeeded", 0)),
-            "failed": int(items.get("failed", 0)),
-        }
-    if items and items.get("processed", 0) > 0 and items.get("succeeded", 0) == 0:
-        fields["error"] = {
-            "code": "all_items_failed",
-            "message": f"every one of {items.get('processed')} items failed",
-        }
+    if _verdict(op, res) is ResultClass.FAILED:
+        summary = fields.setdefault("result_summary", _summary(res))
+        if summary["succeeded"] == 0:
+            fields["error"] = {
+                "code": "all_items_failed",
+                "message": f"every one of {summary['processed']} items failed",
+            }
+        else:  # the job itself failed after some items: failed, the partial output kept
+            fields["error"] = {
+                "code": "remote_failed",
+                "message": f"the job failed after {summary['succeeded']} of "
+                f"{summary['processed']} items succeeded",
+                "details": {"source": "provider"},
+            }
         return Decision(
             State.FAILED,
             "the result shows every item failed",
-            Evidence(EvidenceKind.RESULT_FAILED, dict(fields["result_summary"])),
+            Evidence(EvidenceKind.RESULT_FAILED, dict(summary)),
             fields,
             exchanges=exchanges,
             failed_items=list(res.failed_items),
@@ -148,3 +195,25 @@ async def _judge(
         exchanges=exchanges,
         failed_items=list(res.failed_items),
     )
+
+
+def _summary(res: CallResult) -> dict[str, int]:
+    items = res.items or {}
+    return {k: int(items.get(k, 0)) for k in ("processed", "succeeded", "failed")}
+
+
+def _verdict(op: Operation, res: CallResult) -> ResultClass | None:
+    """The outcome table's result for the remote class on the row and the collected counts;
+    without counts, the items the documents showed (no item succeeded: failed)."""
+    try:
+        remote = RemoteClass(op.remote_class) if op.remote_class else None
+    except ValueError:
+        remote = None
+    if remote is not None and res.counts is not None and res.counts.known():
+        found = outcome(remote, res.counts).result
+        if found is not None:
+            return found
+    items = res.items or {}
+    if items and items.get("processed", 0) > 0 and items.get("succeeded", 0) == 0:
+        return ResultClass.FAILED
+    return None

@@ -25,6 +25,7 @@ from app.operations.driver.step_common import (
     SUCCESS,
     deadline_passed,
     delay_for,
+    exchanges_of,
     first_delay,
     provider_error,
     remote_fields,
@@ -64,9 +65,15 @@ def decide_create(ctx: AppContext, profile: Profile, op: Operation, res: CallRes
     """Classify the first create's answer."""
     if (unbuildable := build_failure(res)) is not None:
         return unbuildable
-    ex = [res.exchange]
+    ex = exchanges_of(res)
     if res.outcome == Outcome.OK and (res.remote_job_id or res.result is not None):
-        fields = {"remote_job_id": res.remote_job_id, **remote_fields(res), "poll_attempt": 0}
+        fields = {
+            "remote_job_id": res.remote_job_id,
+            "remote_status_url": res.status_url,
+            "remote_cancel_url": res.cancel_url,
+            **remote_fields(res),
+            "poll_attempt": 0,
+        }
         if res.remote_class in SUCCESS:
             return Decision(
                 State.RESULT_COLLECTING,

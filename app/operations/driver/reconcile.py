@@ -25,6 +25,7 @@ from app.operations.driver.single_create import (
 from app.operations.driver.step_common import (
     deadline_passed,
     delay_for,
+    exchanges_of,
     provider_error,
     remote_fields,
     worker_tag,
@@ -70,7 +71,7 @@ async def by_token(
             why = "the last lookup found no job"
             return unconfirmed(ctx, profile, op, cap, f"create deadline passed ({why})", ex)
     replay = await send_create(ctx, profile, op, cap.replay(op))
-    ex.append(replay.exchange)
+    ex += exchanges_of(replay)
     replay_id = replay.remote_job_id if replay.outcome == Outcome.OK else None
     if replay_id is None:
         if replay.outcome == Outcome.REJECTED:

@@ -11,6 +11,7 @@ that nothing was sent.
 from __future__ import annotations
 
 from app.operations.driver.decision import Decision
+from app.operations.driver.step_common import exchanges_of
 from app.operations.states import Evidence, EvidenceKind, State
 from app.providers.types import CallResult, Outcome
 
@@ -35,5 +36,5 @@ def build_failure(res: CallResult) -> Decision | None:
                 "details": {"source": "gateway"},
             }
         },
-        exchanges=[res.exchange],
+        exchanges=exchanges_of(res),
     )

@@ -9,7 +9,7 @@ from app.core.context import AppContext
 from app.operations.models import Operation
 from app.providers.backoff import next_poll_delay
 from app.providers.profile import Profile
-from app.providers.types import CallResult, LookupResult, RemoteClass
+from app.providers.types import CallResult, Exchange, LookupResult, RemoteClass
 
 SUCCESS = (RemoteClass.SUCCEEDED, RemoteClass.SUCCEEDED_PARTIAL)
 
@@ -17,6 +17,12 @@ SUCCESS = (RemoteClass.SUCCEEDED, RemoteClass.SUCCEEDED_PARTIAL)
 def worker_tag(ctx: AppContext, op: Operation) -> str:
     """Sent as X-Jobgate-Worker: which observer, under which lease, made a call."""
     return f"{ctx.worker_id}#lease{op.lease_token}"
+
+
+def exchanges_of(res: CallResult) -> list[Exchange]:
+    """Every call behind one answer, in order: the calls made before it (a `prepare`
+    upload, the status read before the documents, earlier documents), then its own."""
+    return [*res.extra_exchanges, res.exchange]
 
 
 def delay_for(

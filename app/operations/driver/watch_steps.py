@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from app.core.context import AppContext
 from app.operations.driver.decision import Decision, needs_human
+from app.operations.driver.partial import keep_partial
 from app.operations.driver.step_common import (
     SUCCESS,
     deadline_passed,
     delay_for,
+    exchanges_of,
     first_delay,
     observation_of,
     provider_error,
@@ -16,6 +18,7 @@ from app.operations.driver.step_common import (
 )
 from app.operations.models import Operation
 from app.operations.states import Evidence, EvidenceKind, State
+from app.providers.outcome import outcome
 from app.providers.profile import Profile
 from app.providers.types import CallResult, Outcome, RemoteClass
 
@@ -49,9 +52,15 @@ async def step_observing(
     if op.cancel_requested_at is not None:
         return _to_cancel_requested(op)
     res = await ctx.client.status(
-        profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
+        profile,
+        op.remote_job_id or "",
+        trace_id=op.trace_id,
+        worker=worker_tag(ctx, op),
+        status_url=op.remote_status_url,
     )
-    decision = decide_status(ctx, profile, op, res, cancelling=False)
+    decision = await keep_partial(
+        ctx, profile, op, res, decide_status(ctx, profile, op, res, cancelling=False)
+    )
     if decision.to is None and deadline_passed(op.result_deadline_at, ctx.now()):
         # Even a deadline that passed while no process ran got this one last read first.
         return needs_human(
@@ -69,7 +78,7 @@ def decide_status(
     ctx: AppContext, profile: Profile, op: Operation, res: CallResult, *, cancelling: bool
 ) -> Decision:
     """Classify a status read while observing or cancelling."""
-    ex = [res.exchange]
+    ex = exchanges_of(res)
     now = ctx.now()
     if res.outcome == Outcome.OK and res.remote_class is not None:
         fields = remote_fields(res)
@@ -80,6 +89,28 @@ def decide_status(
                 State.RESULT_COLLECTING,
                 cause,
                 Evidence(EvidenceKind.REMOTE_SUCCESS),
+                {**fields, "poll_attempt": 0},
+                exchanges=ex,
+                again=True,
+                carry=res,
+                observation=observation_of(res, now, None),
+            )
+        if cls == RemoteClass.FAILED and _failure_to_collect(profile, res):
+            # The job failed with items counted: their documents hold the failed items
+            # (and any partial output); the result step ends it `failed` with them.
+            counts = res.counts
+            assert counts is not None  # the table collects only with counts
+            return Decision(
+                State.RESULT_COLLECTING,
+                "remote job failed with items counted; collecting its documents",
+                Evidence(
+                    EvidenceKind.REMOTE_ENDED_WITH_ITEMS,
+                    {
+                        "remote_class": cls.value,
+                        "succeeded": counts.succeeded or 0,
+                        "failed": (counts.failed or 0) + (counts.not_processed or 0),
+                    },
+                ),
                 {**fields, "poll_attempt": 0},
                 exchanges=ex,
                 again=True,
@@ -124,6 +155,15 @@ def decide_status(
     )
 
 
+def _failure_to_collect(profile: Profile, res: CallResult) -> bool:
+    """A failed job whose items the table says to collect, and that has something to
+    collect: result documents, or (a result inline in the status) a result in this answer.
+    A failed long-running operation with counts but no response ends `failed` at once."""
+    if not outcome(RemoteClass.FAILED, res.counts).collect:
+        return False
+    return profile.result is not None or res.result is not None
+
+
 async def step_cancel_requested(
     ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
@@ -140,6 +180,7 @@ async def step_cancel_requested(
         trace_id=op.trace_id,
         reason=op.cancel_reason,
         worker=worker_tag(ctx, op),
+        cancel_url=op.remote_cancel_url,
     )
     if res.outcome in (Outcome.AMBIGUOUS, Outcome.RATE_LIMITED) and profile.cancel.idempotent:
         return Decision(
@@ -147,7 +188,7 @@ async def step_cancel_requested(
             "cancel not confirmed as sent; will send again (idempotent)",
             fields={"poll_attempt": op.poll_attempt + 1},
             delay=delay_for(ctx, profile, op, res),
-            exchanges=[res.exchange],
+            exchanges=exchanges_of(res),
         )
     return Decision(
         State.CANCELLING,
@@ -155,7 +196,7 @@ async def step_cancel_requested(
         Evidence(EvidenceKind.CANCEL_SENT, {"outcome": res.outcome.value}),
         {"poll_attempt": 0},
         delay=first_delay(ctx, profile),
-        exchanges=[res.exchange],
+        exchanges=exchanges_of(res),
     )
 
 
@@ -163,9 +204,15 @@ async def step_cancelling(
     ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
     res = await ctx.client.status(
-        profile, op.remote_job_id or "", trace_id=op.trace_id, worker=worker_tag(ctx, op)
+        profile,
+        op.remote_job_id or "",
+        trace_id=op.trace_id,
+        worker=worker_tag(ctx, op),
+        status_url=op.remote_status_url,
     )
-    decision = decide_status(ctx, profile, op, res, cancelling=True)
+    decision = await keep_partial(
+        ctx, profile, op, res, decide_status(ctx, profile, op, res, cancelling=True)
+    )
     if decision.to is None and deadline_passed(op.cancel_deadline_at, ctx.now()):
         return needs_human(
             State.CANCELLATION_UNCONFIRMED,

@@ -1,0 +1,127 @@
+"""A bundled profile's fake on a real server, and an agent driving the gateway against it.
+
+A test module names its profile (`NAME`); the fake for it (app/provider_fakes) is served
+for the whole module and reset before each test, and the gateway's environment points
+the profile at it (base-URL variable and credential) before the gateway starts. Helpers
+read what an agent reads: /wait, /result, /errors (every page), /history.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from app.provider_fakes import create_app
+from app.provider_fakes.settings import FakeSettings
+from tests.conftest import Gateway
+from tests.support.servers import serve_app
+
+KEY = "fake-provider-key-0123456789"
+STEP = 700.0  # seconds per tick: past the bundled profiles' 600 s polling cap
+
+# profile -> (fake, base URL variable, credential variable)
+FAKES = {
+    "openai_batch": ("openai_batch", "JOBGATE_OPENAI_BASE_URL", "OPENAI_API_KEY"),
+    "anthropic_message_batches": (
+        "anthropic_message_batches",
+        "JOBGATE_ANTHROPIC_BASE_URL",
+        "ANTHROPIC_API_KEY",
+    ),
+    "replicate_predictions": (
+        "replicate_predictions",
+        "JOBGATE_REPLICATE_BASE_URL",
+        "REPLICATE_API_TOKEN",
+    ),
+    "google_lro": ("google_lro", "JOBGATE_GOOGLE_LRO_BASE_URL", "GOOGLE_OAUTH_ACCESS_TOKEN"),
+    "azure_operation_location": (
+        "azure_operation_location",
+        "JOBGATE_AZURE_LANGUAGE_ENDPOINT",
+        "AZURE_LANGUAGE_KEY",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def served(request: pytest.FixtureRequest) -> Iterator[str]:
+    fake_name = FAKES[request.module.NAME][0]
+    with serve_app(create_app(fake_name, FakeSettings(api_key=KEY))) as url:
+        yield url
+
+
+@pytest.fixture
+async def fake(
+    request: pytest.FixtureRequest, served: str, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[httpx.AsyncClient]:
+    """The fake's control API, from a clean slate; the gateway's env points at the fake."""
+    _, base_env, key_env = FAKES[request.module.NAME]
+    monkeypatch.setenv(base_env, served)
+    monkeypatch.setenv(key_env, KEY)
+    for name, value in getattr(request.module, "EXTRA_ENV", {}).items():
+        monkeypatch.setenv(name, value)
+    async with httpx.AsyncClient(base_url=served, timeout=10) as control:
+        assert (await control.post("/_fake/reset")).status_code == 200
+        yield control
+
+
+@pytest.fixture
+def gateway_settings(fake: httpx.AsyncClient) -> dict[str, Any]:
+    """The gateway is built after the fake's env is set (its profiles read it at start)."""
+    return {}
+
+
+async def start(gateway: Gateway, provider: str, input: dict[str, Any]) -> dict[str, Any]:
+    """POST /v1/operations for kind `batch`, as an agent would; the 202 body."""
+    body = {"provider": provider, "kind": "batch", "input": input}
+    r = await gateway.http.post(
+        "/v1/operations", json=body, headers={"Idempotency-Key": uuid.uuid4().hex}
+    )
+    assert r.status_code == 202, r.text
+    made = dict(r.json())
+    assert made["done"] is False
+    return made
+
+
+async def finish(
+    gateway: Gateway, op_id: str, max_ticks: int = 60, step: float = STEP
+) -> dict[str, Any]:
+    """Tick until done, then read the body through /wait as an agent would."""
+    await gateway.run_until_done(op_id, step=step, max_ticks=max_ticks)
+    r = await gateway.http.get(f"/v1/operations/{op_id}/wait", params={"timeout": 1})
+    assert r.status_code == 200, r.text
+    return dict(r.json())
+
+
+async def fault(fake: httpx.AsyncClient, **spec: Any) -> None:
+    r = await fake.post("/_fake/faults", json=spec)
+    assert r.status_code == 200, r.text
+
+
+async def errors_of(gateway: Gateway, op_id: str) -> list[dict[str, Any]]:
+    """Every failed item, following the bounded pages of /errors one item at a time."""
+    items: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:
+        params: dict[str, Any] = {"limit": 1} | ({"cursor": cursor} if cursor else {})
+        r = await gateway.http.get(f"/v1/operations/{op_id}/errors", params=params)
+        assert r.status_code == 200, r.text
+        page = r.json()
+        items += [entry["item"] for entry in page["items"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return items
+
+
+async def history(gateway: Gateway, op_id: str) -> list[dict[str, Any]]:
+    r = await gateway.http.get(f"/v1/operations/{op_id}/history")
+    assert r.status_code == 200, r.text
+    return list(r.json()["items"])
+
+
+def never_success(body: dict[str, Any]) -> None:
+    """Anything not processed or failed is never "you may report success"."""
+    assert "may report success" not in body["message"].lower(), body["message"]
+    assert body["outcome"] != "succeeded" and body["status"] != "succeeded"
