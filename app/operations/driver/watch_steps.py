@@ -46,11 +46,10 @@ def _to_cancel_requested(op: Operation) -> Decision:
     )
 
 
-async def step_observing(
-    ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
+async def _read_status(
+    ctx: AppContext, profile: Profile, op: Operation, *, cancelling: bool
 ) -> Decision:
-    if op.cancel_requested_at is not None:
-        return _to_cancel_requested(op)
+    """One status read of the remote job and what it decides (partial output kept)."""
     res = await ctx.client.status(
         profile,
         op.remote_job_id or "",
@@ -58,9 +57,16 @@ async def step_observing(
         worker=worker_tag(ctx, op),
         status_url=op.remote_status_url,
     )
-    decision = await keep_partial(
-        ctx, profile, op, res, decide_status(ctx, profile, op, res, cancelling=False)
-    )
+    decided = decide_status(ctx, profile, op, res, cancelling=cancelling)
+    return await keep_partial(ctx, profile, op, res, decided)
+
+
+async def step_observing(
+    ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
+) -> Decision:
+    if op.cancel_requested_at is not None:
+        return _to_cancel_requested(op)
+    decision = await _read_status(ctx, profile, op, cancelling=False)
     if decision.to is None and deadline_passed(op.result_deadline_at, ctx.now()):
         # Even a deadline that passed while no process ran got this one last read first.
         return needs_human(
@@ -203,16 +209,7 @@ async def step_cancel_requested(
 async def step_cancelling(
     ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
-    res = await ctx.client.status(
-        profile,
-        op.remote_job_id or "",
-        trace_id=op.trace_id,
-        worker=worker_tag(ctx, op),
-        status_url=op.remote_status_url,
-    )
-    decision = await keep_partial(
-        ctx, profile, op, res, decide_status(ctx, profile, op, res, cancelling=True)
-    )
+    decision = await _read_status(ctx, profile, op, cancelling=True)
     if decision.to is None and deadline_passed(op.cancel_deadline_at, ctx.now()):
         return needs_human(
             State.CANCELLATION_UNCONFIRMED,
