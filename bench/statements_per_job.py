@@ -1,0 +1,79 @@
+"""SQL statements and transactions per job, by statement kind, with jobs run one at a time.
+
+The in-process gateway (its real observer loop) on a fresh SQLite database against the
+real mock provider, scenario `slow` (3 running polls), time scale 0.005; each job is
+created and then waited on until done before the next starts, so nothing is shared
+between jobs. Counts every statement the gateway's engine sends, by its first words.
+
+    .venv/bin/python bench/statements_per_job.py [--jobs 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sqlalchemy import event
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.core.config import Settings  # noqa: E402
+from app.core.migrate import upgrade  # noqa: E402
+from app.main import create_app  # noqa: E402
+from tests.support.processes import mock_process  # noqa: E402
+
+BODY = {"provider": "mock", "kind": "report", "input": {"scenario": {"name": "slow", "polls": 3}}}
+WORDS = 3  # a statement's kind: its first words (e.g. "INSERT INTO audit_log")
+
+
+async def count(url: str, mock_url: str, data: Path, jobs: int) -> collections.Counter[str]:
+    settings = Settings(
+        database_url=url, data_dir=data, auth="dev", mock_provider_url=mock_url, time_scale=0.005
+    )
+    app = create_app(settings)
+    seen: collections.Counter[str] = collections.Counter()
+    async with app.router.lifespan_context(app):
+        engine = app.state.ctx.db.engine.sync_engine
+
+        @event.listens_for(engine, "before_cursor_execute")
+        def _count(_c: Any, _cur: Any, stmt: str, *_: Any) -> None:
+            seen[" ".join(stmt.split()[:WORDS])] += 1
+
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as c:
+            for _ in range(jobs):
+                key = {"Idempotency-Key": uuid.uuid4().hex}
+                op = (await c.post("/v1/operations", json=BODY, headers=key)).json()
+                while not op["done"]:
+                    wait = f"/v1/operations/{op['operation_id']}/wait"
+                    op = (await c.get(wait, params={"timeout": 5})).json()
+    return seen
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=10)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        url = f"sqlite:///{tmp}/jobgate.db"
+        upgrade(url)
+        with mock_process(tmp) as mock_url:
+            seen = asyncio.run(count(url, mock_url, tmp / "data", args.jobs))
+    per = {k: v / args.jobs for k, v in seen.most_common()}
+    begins = sum(v for k, v in per.items() if k.startswith("BEGIN"))
+    print(f"{args.jobs} jobs, one at a time: {sum(per.values()):.1f} statements per job")
+    print(f"transactions per job: {begins:.1f}")
+    for kind, n in per.items():
+        print(f"  {n:6.1f}  {kind}")
+
+
+if __name__ == "__main__":
+    main()
