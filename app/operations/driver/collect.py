@@ -38,7 +38,12 @@ async def collect_result(
     ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
     """Use a result already in hand (sync create, inline status) or fetch it."""
-    from app.operations.driver.step_common import delay_for, exchanges_of, worker_tag
+    from app.operations.driver.step_common import (
+        delay_for,
+        exchanges_of,
+        read_result,
+        read_status,
+    )
 
     now = ctx.now()
     res = carry if carry is not None and carry.result is not None else None
@@ -60,22 +65,9 @@ async def collect_result(
                 and carry.exchange.operation == "status"
                 else None
             )
-            res = await ctx.client.result(
-                profile,
-                op.remote_job_id or "",
-                trace_id=op.trace_id,
-                worker=worker_tag(ctx, op),
-                status_url=op.remote_status_url,
-                status=status,
-            )
+            res = await read_result(ctx, profile, op, status)
         else:
-            res = await ctx.client.status(
-                profile,
-                op.remote_job_id or "",
-                trace_id=op.trace_id,
-                worker=worker_tag(ctx, op),
-                status_url=op.remote_status_url,
-            )
+            res = await read_status(ctx, profile, op)
         exchanges += exchanges_of(res)
     if (cut := next((d for d in res.documents if d.truncated), None)) is not None:
         # A document longer than its bound will be as long next time: not a retry.

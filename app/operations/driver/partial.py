@@ -14,7 +14,7 @@ from __future__ import annotations
 from app.core.context import AppContext
 from app.operations.driver.collect import checked
 from app.operations.driver.decision import Decision, Note
-from app.operations.driver.step_common import exchanges_of, worker_tag
+from app.operations.driver.step_common import exchanges_of, read_result
 from app.operations.models import Operation
 from app.operations.states import State
 from app.providers.outcome import outcome
@@ -33,14 +33,7 @@ async def keep_partial(
         return decision
     if not outcome(cls, res.counts).keep_partial:
         return decision
-    got = await ctx.client.result(
-        profile,
-        op.remote_job_id or "",
-        trace_id=op.trace_id,
-        worker=worker_tag(ctx, op),
-        status_url=op.remote_status_url,
-        status=res,
-    )
+    got = await read_result(ctx, profile, op, res)
     decision.exchanges += exchanges_of(got)
     if got.outcome is not Outcome.OK or got.result is None:
         why = f"the partial output could not be fetched ({got.outcome.value}); not kept"

@@ -19,6 +19,31 @@ def worker_tag(ctx: AppContext, op: Operation) -> str:
     return f"{ctx.worker_id}#lease{op.lease_token}"
 
 
+async def read_status(ctx: AppContext, profile: Profile, op: Operation) -> CallResult:
+    """One status read of the operation's remote job, at the URL the provider named."""
+    return await ctx.client.status(
+        profile,
+        op.remote_job_id or "",
+        trace_id=op.trace_id,
+        worker=worker_tag(ctx, op),
+        status_url=op.remote_status_url,
+    )
+
+
+async def read_result(
+    ctx: AppContext, profile: Profile, op: Operation, status: CallResult | None
+) -> CallResult:
+    """The remote job's result documents; `status` is a status answer already in hand."""
+    return await ctx.client.result(
+        profile,
+        op.remote_job_id or "",
+        trace_id=op.trace_id,
+        worker=worker_tag(ctx, op),
+        status_url=op.remote_status_url,
+        status=status,
+    )
+
+
 def exchanges_of(res: CallResult) -> list[Exchange]:
     """Every call behind one answer, in order: the calls made before it (a `prepare`
     upload, the status read before the documents, earlier documents), then its own."""

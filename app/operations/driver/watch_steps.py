@@ -13,6 +13,7 @@ from app.operations.driver.step_common import (
     first_delay,
     observation_of,
     provider_error,
+    read_status,
     remote_fields,
     worker_tag,
 )
@@ -50,13 +51,7 @@ async def _read_status(
     ctx: AppContext, profile: Profile, op: Operation, *, cancelling: bool
 ) -> Decision:
     """One status read of the remote job and what it decides (partial output kept)."""
-    res = await ctx.client.status(
-        profile,
-        op.remote_job_id or "",
-        trace_id=op.trace_id,
-        worker=worker_tag(ctx, op),
-        status_url=op.remote_status_url,
-    )
+    res = await read_status(ctx, profile, op)
     decided = decide_status(ctx, profile, op, res, cancelling=cancelling)
     return await keep_partial(ctx, profile, op, res, decided)
 
