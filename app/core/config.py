@@ -39,6 +39,10 @@ class Settings(BaseSettings):
     observer_batch: int = 100
     lease_seconds: float = 30.0
     observer_id: str | None = None
+    # A poll due within this many seconds is held in the observer's memory under its
+    # (renewed) lease instead of being handed back and claimed again (app/core/hold.py);
+    # 0 turns holding off. Never more than half the lease.
+    observer_hold_seconds: float = Field(default=5.0, ge=0)
     # Exceptions in a row in one operation's steps before it is `stalled` (needs a human).
     max_step_failures: int = Field(default=5, ge=1)
 

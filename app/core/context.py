@@ -18,6 +18,7 @@ from app.core.db import Database
 from app.core.notify import Notifier
 
 if TYPE_CHECKING:
+    from app.core.hold import Holder
     from app.providers.client import ProviderClient
     from app.providers.profile import Profile
     from app.results.store import ResultStore
@@ -38,6 +39,9 @@ class AppContext:
     notifier: Notifier
     results: ResultStore
     worker_id: str
+    # The in-process observer while its loop runs: the create request hands it the new
+    # operation's first poll (app/core/hold.py); None in a process without one.
+    holder: Holder | None = None
     env: dict[str, str] = field(default_factory=dict)  # what profiles may reference, built once
     rng: random.Random = field(default_factory=random.Random)
 

@@ -16,26 +16,34 @@ class Notifier:
 
     def __init__(self) -> None:
         self._waiters: dict[str, set[asyncio.Event]] = defaultdict(set)
+        self._done_waiters: dict[str, set[asyncio.Event]] = defaultdict(set)
         self.work = asyncio.Event()
 
-    def publish(self, op_id: str) -> None:
+    def publish(self, op_id: str, *, done: bool | None = None) -> None:
+        """`op_id` changed; `done=False` says it is certainly not done yet (a local
+        observation), which wakes only those waiting for any change, not for the end."""
         for ev in self._waiters.get(op_id, ()):
             ev.set()
+        if done is not False:
+            for ev in self._done_waiters.get(op_id, ()):
+                ev.set()
 
     def kick(self) -> None:
         """Tell the observer loop there may be due work now."""
         self.work.set()
 
-    async def wait(self, op_id: str, timeout: float) -> bool:
-        """Block until `op_id` changes or `timeout` passes; True if notified."""
+    async def wait(self, op_id: str, timeout: float, *, for_done: bool = False) -> bool:
+        """Block until `op_id` changes (`for_done`: may have become done) or `timeout`
+        passes; True if notified."""
+        waiters = self._done_waiters if for_done else self._waiters
         ev = asyncio.Event()
-        self._waiters[op_id].add(ev)
+        waiters[op_id].add(ev)
         try:
             await asyncio.wait_for(ev.wait(), timeout)
             return True
         except TimeoutError:
             return False
         finally:
-            self._waiters[op_id].discard(ev)
-            if not self._waiters[op_id]:
-                del self._waiters[op_id]
+            waiters[op_id].discard(ev)
+            if not waiters[op_id]:
+                del waiters[op_id]

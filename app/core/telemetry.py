@@ -49,8 +49,13 @@ PROVIDER_SECONDS = Histogram(
 )
 POLL_LATENESS = Histogram(
     "jobgate_poll_lateness_seconds",
-    "How late an observer claimed a due operation (claim time minus due time).",
+    "How late an observer took up a due operation (claim or held poll time minus due time).",
     buckets=LATENESS_BUCKETS,
+)
+HELD_POLLS = Counter(
+    "jobgate_held_polls",
+    "Steps of an operation the observer held under its lease between two close polls "
+    "(no claim; app/core/hold.py).",
 )
 LEASE_TAKEOVERS = Counter(
     "jobgate_lease_takeovers",
@@ -165,6 +170,12 @@ def claimed(now: datetime, due_times: Iterable[datetime | None], takeovers: int)
     if takeovers:
         LEASE_TAKEOVERS.inc(takeovers)
         log.info("took over %d operation(s) whose lease had lapsed", takeovers)
+
+
+def held_poll(now: datetime, due: datetime) -> None:
+    """An observer took up an operation it held since its last step."""
+    POLL_LATENESS.observe(max(0.0, (now - due).total_seconds()))
+    HELD_POLLS.inc()
 
 
 def fenced(op_id: str, trace_id: str | None, wanted: str) -> None:

@@ -6,15 +6,28 @@ it keeps up to `slots` operations in progress and a small buffer of claimed ones
 behind them, and claims again as soon as the buffer runs low, so work that falls
 due while a batch is in progress waits for a free slot, never for the whole batch
 (issue 11: polls due 10 ms apart were 0.9-1.6 s apart behind batch ticks).
+
+While `run()` runs, the observer is also the process's `Holder` (app/core/hold.py): a
+step whose next poll is due within `observer_hold_seconds` keeps its lease and comes
+back here, on a timer, instead of to the queue. A held operation is stepped again
+without a claim, after a few-column check that nobody else wrote its row meanwhile
+(a cancel intent, an operator's decision: then it is read afresh). It claims again
+only when work was announced or the queue's next due time has come, not after every
+step: an empty claim is a write transaction on SQLite.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
 import logging
 from collections import deque
+from datetime import datetime
+from typing import Any
 
+from app.core import telemetry
 from app.core.context import AppContext
 from app.operations import repository as repo
 from app.operations.driver.runner import process
@@ -32,6 +45,7 @@ SQLITE_CONCURRENCY = 4
 # process holds leases on at most 2 x slots due operations that others could take.
 HELD_PER_SLOT = 2
 MIN_SLEEP_SECONDS = 0.01  # never spin between claims
+HOLD_PER_SLOT = 8  # polls held between steps (app/core/hold.py), per slot
 
 
 class Observer:
@@ -44,7 +58,11 @@ class Observer:
         self.slots = SQLITE_CONCURRENCY if ctx.db.is_sqlite else CONCURRENCY
         self._sem = asyncio.Semaphore(self.slots)
         self._stopping = asyncio.Event()
-        self._freed = asyncio.Event()  # a step finished: a slot is free
+        self._freed = asyncio.Event()  # a step finished, or a poll was held: look again
+        self._held: list[tuple[datetime, int, Operation, Fence]] = []  # a heap by due time
+        self._seq = itertools.count()
+        self._hold_limit = 0  # holding is on only while run() runs
+        self._claim_at = 0.0  # loop time of the next claim, unless work is announced sooner
 
     async def _claim(self, limit: int) -> list[Operation]:
         ctx = self.ctx
@@ -58,11 +76,44 @@ class Observer:
                 skip_locked=not ctx.db.is_sqlite,
             )
 
-    async def _process(self, op: Operation) -> None:
+    async def _process(self, op: Operation, fence: Fence | None = None) -> None:
+        hold = self if self._hold_limit else None
+        fence = fence or Fence(self.ctx.worker_id, op.lease_token)
         try:
-            await process(self.ctx, op, Fence(self.ctx.worker_id, op.lease_token))
+            await process(self.ctx, op, fence, hold)
         except Exception:  # one bad operation must not stop the others
             log.exception("processing %s failed", op.id)
+
+    async def _resume(self, op: Operation, fence: Fence) -> None:
+        """Step a held operation again: as held if its row is unchanged, else read afresh."""
+        try:
+            async with self.ctx.db.read() as session:
+                same = await repo.held_unchanged(session, op, fence=fence)
+                if same is False:
+                    op = await repo.get(session, op.id) or op
+        except Exception:
+            log.exception("could not check held %s; its lease will lapse", op.id)
+            return
+        if same is None:
+            log.info("the lease on held %s is gone; leaving it", op.id)
+            return
+        await self._process(op, fence)
+
+    # The Holder protocol (app/core/hold.py).
+    def accepts(self, delay: float) -> bool:
+        return len(self._held) < self._hold_limit and not self._stopping.is_set()
+
+    def take(self, op: Operation, fence: Fence, due: datetime) -> None:
+        heapq.heappush(self._held, (due, next(self._seq), op, fence))
+        self._freed.set()
+
+    def released(self, due: datetime) -> None:
+        loop_due = self._loop_time() + max(0.0, (due - self.ctx.now()).total_seconds())
+        self._claim_at = min(self._claim_at, loop_due)
+        self._freed.set()
+
+    def _loop_time(self) -> float:
+        return asyncio.get_running_loop().time()
 
     async def tick(self) -> int:
         """Claim one batch and process it; returns how many operations were claimed."""
@@ -78,44 +129,74 @@ class Observer:
 
     async def run(self) -> None:
         """Process due work until `stop()`; in-flight work finishes first, and the leases
-        of claimed operations not started yet are handed back (due at once)."""
-        held = self.slots * HELD_PER_SLOT
+        of claimed or held operations not started yet are handed back."""
+        held_claims = self.slots * HELD_PER_SLOT
         buffer: deque[Operation] = deque()
         running: set[asyncio.Task[None]] = set()
 
-        def start_some() -> None:
-            while buffer and len(running) < self.slots:
-                task = asyncio.create_task(self._process(buffer.popleft()))
-                running.add(task)
-                task.add_done_callback(finished)
+        def launch(work: Any) -> None:
+            task = asyncio.create_task(work)
+            running.add(task)
+            task.add_done_callback(finished)
 
         def finished(task: asyncio.Task[None]) -> None:
             running.discard(task)
             self._freed.set()
 
+        def start_some() -> None:
+            now = self.ctx.now()
+            while self._held and self._held[0][0] <= now and len(running) < self.slots:
+                due, _, op, fence = heapq.heappop(self._held)
+                telemetry.held_poll(now, due)
+                launch(self._resume(op, fence))
+            while buffer and len(running) < self.slots:
+                launch(self._process(buffer.popleft()))
+
+        holding = self.ctx.settings.observer_hold_seconds > 0
+        self._hold_limit = self.slots * HOLD_PER_SLOT if holding else 0
+        self.ctx.holder = self if self._hold_limit else None
+        self._claim_at = self._loop_time()
         try:
             while not self._stopping.is_set():
                 self._freed.clear()
+                announced = self.ctx.notifier.work.is_set()
                 self.ctx.notifier.work.clear()
                 start_some()
-                if len(running) + len(buffer) > self.slots:
-                    await self._wait(pause=None)  # more than half held: wait for a slot
-                    continue
-                want = min(held - len(running) - len(buffer), self.batch)
-                try:
-                    ops = await self._claim(want)
-                except Exception:
-                    log.exception("observer claim failed")
-                    ops = []
-                buffer.extend(ops)
-                if len(ops) == want:
-                    continue  # more may be due right now
-                start_some()
-                await self._wait(pause=await self._pause())
+                room = len(running) + len(buffer) <= self.slots  # at most half held
+                if room and (announced or self._loop_time() >= self._claim_at):
+                    want = min(held_claims - len(running) - len(buffer), self.batch)
+                    try:
+                        ops = await self._claim(want)
+                    except Exception:
+                        log.exception("observer claim failed")
+                        ops = []
+                    buffer.extend(ops)
+                    if len(ops) == want:
+                        continue  # more may be due right now
+                    self._claim_at = self._loop_time() + await self._pause()
+                    start_some()
+                await self._wait(pause=self._sleep(room, len(running) < self.slots))
         finally:
-            await self._hand_back(buffer)
+            self.ctx.holder = None
+            self._hold_limit = 0
+            now = self.ctx.now()
+            claimed = [(op, Fence(self.ctx.worker_id, op.lease_token), now) for op in buffer]
+            await self._hand_back(claimed + self._take_held())
             if running:
                 await asyncio.gather(*running, return_exceptions=True)
+            # A step that was deciding as we stopped may have handed us its next poll.
+            await self._hand_back(self._take_held())
+
+    def _sleep(self, room: bool, free_slot: bool) -> float | None:
+        """How long the loop may sleep: until the next claim or held poll it can start."""
+        times = []
+        if room:
+            times.append(self._claim_at - self._loop_time())
+        if free_slot and self._held:
+            times.append((self._held[0][0] - self.ctx.now()).total_seconds())
+        if not times:
+            return None  # every slot busy: a finished step wakes the loop
+        return max(MIN_SLEEP_SECONDS, min(times))
 
     async def _wait(self, *, pause: float | None) -> None:
         """Until a slot frees, new work is announced, `stop()`, or `pause` passes."""
@@ -130,28 +211,33 @@ class Observer:
             for task in waits:
                 task.cancel()
 
-    async def _hand_back(self, ops: deque[Operation]) -> None:
-        """Release claimed operations that were never started, so they are due now."""
+    def _take_held(self) -> list[tuple[Operation, Fence, datetime]]:
+        now = self.ctx.now()
+        held = [(op, fence, max(due, now)) for due, _, op, fence in self._held]
+        self._held.clear()
+        return held
+
+    async def _hand_back(self, ops: list[tuple[Operation, Fence, datetime]]) -> None:
+        """Release claimed (due now) or held (due at their time) operations not started."""
         if not ops:
             return
-        ctx = self.ctx
         with contextlib.suppress(Exception):  # they fall due anyway when the lease lapses
-            async with ctx.db.transaction() as session:
-                for op in ops:
-                    fence = Fence(ctx.worker_id, op.lease_token)
-                    await repo.release_unstarted(session, op, fence=fence, now=ctx.now())
+            async with self.ctx.db.transaction() as session:
+                for op, fence, due in ops:
+                    await repo.release_unstarted(session, op, fence=fence, due=due)
 
     async def _pause(self) -> float:
-        """Sleep until the next operation is due, at most one interval."""
+        """Seconds until the next operation nobody holds is due, at most one interval."""
+        now = self.ctx.now()
         try:
             async with self.ctx.db.read() as session:
-                due = await repo.next_due_at(session)
+                due = await repo.next_due_at(session, now)
         except Exception:
             log.exception("could not read the next due time")
             return self.interval
         if due is None:
             return self.interval
-        wait = (due - self.ctx.now()).total_seconds()
+        wait = (due - now).total_seconds()
         return min(self.interval, max(MIN_SLEEP_SECONDS, wait))
 
     def stop(self) -> None:

@@ -152,7 +152,8 @@ async def create(
         version=0,
     )  # fmt: skip
     faults.maybe_crash(ctx.settings, "after_intent_commit")
-    await process(ctx, op, Fence(op.lease_owner or "", op.lease_token))
+    # The in-process observer, if one runs, takes the first poll over when it is due soon.
+    await process(ctx, op, Fence(op.lease_owner or "", op.lease_token), ctx.holder)
     ctx.notifier.kick()
     return op, False
 

@@ -46,6 +46,8 @@ async def wait_operation(
     op = await load(ctx, op_id, who)
     if not is_done(op.state) and limit > 0:
         op = await request.app.state.waits.wait(op_id, limit) or op
+        if not is_done(op.state):  # timed out: the shared snapshot may lag observations
+            op = await load(ctx, op_id, who)
     return body_json(op, ctx, waited=True)
 
 

@@ -78,7 +78,10 @@ class WaitHub:
                     watch.cond.notify_all()
                 if _finished(op) or watch.waiters <= 0:
                     return
-                await self.notifier.wait(op_id, REREAD_SECONDS)
+                # Woken only by what may be the end (a local observation says "not done"):
+                # the snapshot may lag such changes by REREAD_SECONDS, so a waiter that
+                # times out reads the operation afresh (`wait_routes`).
+                await self.notifier.wait(op_id, REREAD_SECONDS, for_done=True)
                 if watch.waiters <= 0:
                     return
         finally:

@@ -1,84 +1,17 @@
 """The observer's run() pipeline: no head-of-line blocking, and claims handed back on stop.
 
-A fake clock decides what is due; a transport in front of the real mock holds the
-status reads of chosen jobs until the test releases them, so a provider call stays in
-flight for exactly as long as a test needs, with no sleep anywhere.
+Driven as tests/support/observer_loop.py says: a fake clock, held status reads, no sleep.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from app.core.clock import FakeClock
 from app.operations import repository as repo
-from tests.conftest import make_settings
+from tests.support.observer_loop import FIRST_POLL_S, eventually, gateway, start
 from tests.support.timing import QUICK_S, budget
-
-FIRST_POLL_S = 61  # the mock profile's first poll is due 60 s after acceptance
-
-
-class HeldJobs(httpx.AsyncBaseTransport):
-    """Passes every call to the real mock; holds status reads of the jobs in `held`."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
-        self.held: set[str] = set()
-        self.entered: set[str] = set()
-        self.release = asyncio.Event()
-        self.seen = asyncio.Event()  # set whenever a held read arrives
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        job = request.url.path.rsplit("/", 1)[-1]
-        if request.method == "GET" and job in self.held:
-            self.entered.add(job)
-            self.seen.set()
-            await self.release.wait()
-        return await self.inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-@asynccontextmanager
-async def gateway(database_url: str, mock_url: str, tmp_path: Path) -> AsyncIterator[Any]:
-    from app.main import create_app
-
-    # A lease far longer than any test: only the pipeline decides who runs what.
-    settings = make_settings(database_url, mock_url, tmp_path, lease_seconds=3600.0)
-    held = HeldJobs()
-    app = create_app(settings, clock=FakeClock(), run_observer=False, transport=held)
-    async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://gateway"
-        ) as http:
-            app.state.http, app.state.held = http, held
-            yield app
-
-
-async def start(app: Any) -> dict[str, Any]:
-    body = {"provider": "mock", "kind": "report", "input": {"scenario": {"name": "slow"}}}
-    r = await app.state.http.post(
-        "/v1/operations", json=body, headers={"Idempotency-Key": uuid.uuid4().hex}
-    )
-    assert r.status_code == 202 and r.json()["state"] == "accepted", r.text
-    return dict(r.json())
-
-
-async def eventually(pred: Callable[[], Awaitable[bool]], what: str) -> None:
-    """Wait for work already set in motion (no clock involved), within the scaled budget."""
-    ends = time.monotonic() + budget(QUICK_S)
-    while not await pred():
-        if time.monotonic() > ends:
-            raise AssertionError(f"never happened: {what}")
-        await asyncio.sleep(0.005)  # yield to the observer's tasks
 
 
 async def polled(app: Any, op_id: str) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 
 from app.core import faults, logs, telemetry
 from app.core.context import AppContext
+from app.core.hold import Holder
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.driver import step_failures
@@ -30,13 +31,19 @@ MAX_STEPS = 8  # steps one lease may chain (create -> collect -> succeeded is 3)
 REFUSAL_RETRY_SECONDS = 60.0  # a refused transition is a bug: look again later, slowly
 
 
-async def process(ctx: AppContext, op: Operation, fence: Fence) -> Operation:
-    """Move `op` forward until it must wait, is done, or the lease is lost."""
+async def process(
+    ctx: AppContext, op: Operation, fence: Fence, hold: Holder | None = None
+) -> Operation:
+    """Move `op` forward until it must wait, is done, or the lease is lost.
+
+    Given a `hold`, a next poll due soon stays under this lease, handed to the holder
+    (app/core/hold.py), instead of going back to the queue.
+    """
     with logs.bind(op.id, op.trace_id):  # every line logged meanwhile names the operation
-        return await _process(ctx, op, fence)
+        return await _process(ctx, op, fence, hold)
 
 
-async def _process(ctx: AppContext, op: Operation, fence: Fence) -> Operation:
+async def _process(ctx: AppContext, op: Operation, fence: Fence, hold: Holder | None) -> Operation:
     carry: CallResult | None = None
     for _ in range(MAX_STEPS):
         if is_done(op.state):
@@ -47,7 +54,8 @@ async def _process(ctx: AppContext, op: Operation, fence: Fence) -> Operation:
         try:
             decision = await _step_with_heartbeat(ctx, op, fence, carry)
             faults.maybe_crash(ctx.settings, f"before_apply_{op.state}")  # made, not recorded
-            applied = await apply(ctx, op, fence, decision)
+            held = _holds(ctx, op, decision, hold)
+            applied = await apply(ctx, op, fence, decision, held=held)
         except Exception as exc:  # counted, recorded, logged; `stalled` after too many in a row
             retry = _retry_fields(ctx, "step raised; retrying later")
             await step_failures.record(ctx, op, fence, exc, retry=retry)
@@ -55,33 +63,66 @@ async def _process(ctx: AppContext, op: Operation, fence: Fence) -> Operation:
         if not applied:
             log.info("lost the lease or the row moved on %s; leaving it", op.id)
             return op
-        ctx.notifier.publish(op.id)
+        ctx.notifier.publish(op.id, done=is_done(op.state))
         faults.maybe_crash(ctx.settings, f"after_{op.state}")
         if not decision.again:
+            _hand_on(op, fence, hold, held)
             return op
         carry = decision.carry
     await _schedule_retry(ctx, op, fence, "step limit reached")
     return op
 
 
-def _schedule(ctx: AppContext, op: Operation, decision: Decision) -> dict[str, Any]:
-    """Lease and next-poll fields written in the same statement as the decision."""
+def _holds(ctx: AppContext, op: Operation, decision: Decision, hold: Holder | None) -> bool:
+    """Whether the next poll stays under this lease: soon, and the holder has room."""
+    if hold is None or decision.again or is_done(decision.to or op.state):
+        return False
+    delay = decision.delay if decision.delay is not None else 0.0
+    limit = min(ctx.settings.observer_hold_seconds, ctx.lease_seconds / 2)
+    return delay <= limit and hold.accepts(delay)
+
+
+def _hand_on(op: Operation, fence: Fence, hold: Holder | None, held: bool) -> None:
+    """Tell the holder what became of the next poll: held by it, or back in the queue."""
+    if hold is None or op.next_poll_at is None or is_done(op.state):
+        return
+    if held:
+        hold.take(op, fence, op.next_poll_at)
+    else:
+        hold.released(op.next_poll_at)
+
+
+def _schedule(
+    ctx: AppContext, op: Operation, decision: Decision, *, held: bool = False
+) -> dict[str, Any]:
+    """Lease and next-poll fields written in the same statement as the decision.
+
+    Held (`_holds`): the lease is renewed rather than released, so the row shows when
+    the next poll is due and who will make it; if this process dies, the lease lapses
+    and the operation is due to any observer.
+    """
     new_state = decision.to or op.state
     if decision.again and not is_done(new_state):
         return {}
-    fields: dict[str, Any] = {"lease_owner": None, "lease_expires_at": None}
+    now = ctx.now()
+    if held:
+        fields: dict[str, Any] = {"lease_expires_at": now + timedelta(seconds=ctx.lease_seconds)}
+    else:
+        fields = {"lease_owner": None, "lease_expires_at": None}
     if is_done(new_state):
         fields.update(next_poll_at=None, next_poll_reason=None)
     else:
         delay = decision.delay if decision.delay is not None else 0.0
         fields.update(
-            next_poll_at=ctx.now() + timedelta(seconds=delay),
+            next_poll_at=now + timedelta(seconds=delay),
             next_poll_reason=decision.cause[:200],
         )
     return fields
 
 
-async def apply(ctx: AppContext, op: Operation, fence: Fence, decision: Decision) -> bool:
+async def apply(
+    ctx: AppContext, op: Operation, fence: Fence, decision: Decision, *, held: bool = False
+) -> bool:
     """One transaction: exchanges, the transition or observation, the schedule.
 
     Exchanges are facts (the call was made) and are kept even when the write that
@@ -89,7 +130,8 @@ async def apply(ctx: AppContext, op: Operation, fence: Fence, decision: Decision
     """
     now = ctx.now()
     actor = f"observer:{ctx.worker_id}"
-    fields = {**decision.fields, **_schedule(ctx, op, decision), **step_failures.reset(op)}
+    schedule = _schedule(ctx, op, decision, held=held)
+    fields = {**decision.fields, **schedule, **step_failures.reset(op)}
     async with ctx.db.transaction() as session:
         for ex in decision.exchanges:
             await ledger.record(
@@ -172,6 +214,7 @@ async def _observe(
             )
         for key, value in fields.items():
             setattr(op, key, value)
+        op.updated_at = now  # as written: a holder compares it with the row's (hold.py)
     return applied
 
 

@@ -11,6 +11,7 @@ owner of those tables. Functions flush, never commit.
 from app.operations.repository.counts import attention_count, count_by_state, open_state_counts
 from app.operations.repository.leases import (
     claim_due,
+    held_unchanged,
     next_due_at,
     release_unstarted,
     renew_lease,
@@ -56,6 +57,7 @@ __all__ = [
     "insert_result_items",
     "list_operations",
     "make_due_now",
+    "held_unchanged",
     "next_due_at",
     "operator_update",
     "record_cancel_intent",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import queue, telemetry
@@ -61,9 +61,10 @@ async def renew_lease(
 
 
 async def release_unstarted(
-    session: AsyncSession, op: Operation, *, fence: Fence, now: datetime
+    session: AsyncSession, op: Operation, *, fence: Fence, due: datetime
 ) -> bool:
-    """Hand back a lease claimed but never worked under: the operation is due now.
+    """Hand back a lease claimed (or held) but not worked under: the operation is due
+    at `due` (now for a claim; a held poll keeps its own time).
 
     Nothing happened to it, so `updated_at` keeps its value; fenced, so a lease that
     already lapsed and was taken over is left to its new holder.
@@ -73,13 +74,43 @@ async def release_unstarted(
         op.id,
         fence=fence,
         at=op.updated_at,
-        fields={"lease_owner": None, "lease_expires_at": None, "next_poll_at": now},
+        fields={"lease_owner": None, "lease_expires_at": None, "next_poll_at": due},
     )
 
 
-async def next_due_at(session: AsyncSession) -> datetime | None:
-    """When the earliest scheduled operation is due (the due index answers it)."""
-    value: datetime | None = (
-        await session.execute(select(func.min(OPS.c.next_poll_at)))
-    ).scalar_one_or_none()
+async def held_unchanged(session: AsyncSession, op: Operation, *, fence: Fence) -> bool | None:
+    """Before a held operation's next step: None if the lease is no longer this fence's,
+    False if someone else wrote the row meanwhile (a cancel intent, an operator), True
+    if the row is still as this holder last wrote it. A few columns, not the row."""
+    c = OPS.c
+    stmt = select(c.lease_owner, c.lease_token, *_WITNESSES).where(c.id == op.id)
+    row = (await session.execute(stmt)).first()
+    if row is None or (row.lease_owner, row.lease_token) != (fence.owner, fence.token):
+        return None
+    return all(row._mapping[w.name] == getattr(op, w.name) for w in _WITNESSES)
+
+
+# What another writer changes: an operator or a transition bumps `version`; a cancel
+# intent sets `cancel_requested_at` (without a version bump, and possibly within the
+# same clock tick as the holder's own write, so `updated_at` alone could miss it).
+_WITNESSES = (OPS.c.version, OPS.c.cancel_requested_at, OPS.c.updated_at)
+
+
+async def next_due_at(session: AsyncSession, now: datetime) -> datetime | None:
+    """When the earliest operation nobody holds is due (the due index answers it).
+
+    Rows under a live lease are skipped: their holder polls them (a held poll's row
+    shows its due time), or they fall due when the lease lapses, which the observer's
+    bounded sleep catches.
+    """
+    stmt = (
+        select(OPS.c.next_poll_at)
+        .where(
+            OPS.c.next_poll_at.is_not(None),
+            or_(OPS.c.lease_expires_at.is_(None), OPS.c.lease_expires_at <= now),
+        )
+        .order_by(OPS.c.next_poll_at)
+        .limit(1)
+    )
+    value: datetime | None = (await session.execute(stmt)).scalar_one_or_none()
     return value

@@ -1,0 +1,37 @@
+"""Holding an operation between two close polls, under its lease, in this process.
+
+An observer that is going to poll an operation again in a moment keeps its lease
+(renewed) instead of handing it back and claiming it again: the claim, the release
+and the next-due read of every short poll are saved (issue 11). The row says when
+the next poll is due (`next_poll_at`) and its lease says who holds it; if the holder
+dies, the lease lapses and any observer takes the operation over, as after a crash
+in the middle of a step. Only polls due within `observer_hold_seconds` are held, at
+most a bounded number per process.
+
+The protocol lives in `core` so the context can carry the process's holder (the
+in-process observer, when one runs) to the create request, which hands its new
+operation straight to it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from app.operations.models import Operation
+    from app.operations.repository import Fence
+
+
+class Holder(Protocol):
+    def accepts(self, delay: float) -> bool:
+        """True if a poll due in `delay` seconds may be held here (asked before writing)."""
+        ...
+
+    def take(self, op: Operation, fence: Fence, due: datetime) -> None:
+        """Hold `op` (its lease renewed and its due time written) until `due`."""
+        ...
+
+    def released(self, due: datetime) -> None:
+        """An operation was handed back to the queue, due at `due` (claim again by then)."""
+        ...
