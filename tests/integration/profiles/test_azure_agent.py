@@ -17,6 +17,7 @@ import pytest
 from tests.conftest import Gateway
 from tests.integration.profiles.conftest import (
     KEY,
+    STEP,
     errors_of,
     fault,
     finish,
@@ -24,6 +25,7 @@ from tests.integration.profiles.conftest import (
     never_success,
 )
 from tests.integration.profiles.lost_create import create, goes_to_a_person
+from tests.integration.profiles.rate_limit import honours_retry_hint
 
 NAME = "azure_operation_location"
 PROFILE = Path(__file__).resolve().parents[3] / "app/providers/profiles" / f"{NAME}.yaml"
@@ -144,3 +146,15 @@ async def test_a_lost_create_answer_is_never_resent_and_goes_to_a_person(
     await goes_to_a_person(gateway, made)
     stats = (await fake.get("/_fake/stats")).json()
     assert stats["create_calls"] == 1 and len(stats["jobs"]) == 1  # one submit, one job
+
+
+async def test_rate_limited_status_read_honours_retry_after_and_finishes(
+    gateway: Gateway, fake: httpx.AsyncClient
+) -> None:
+    op_id = (await start(gateway, task(), task("SentimentAnalysis")))["operation_id"]
+    # 200 s: above the profile's 60 s backoff cap, inside its 600 s bound.
+    limited = await honours_retry_hint(gateway, fake, op_id, op="status", hint=200, step=STEP)
+    headers = {k.lower(): v for k, v in limited["response_headers"].items()}
+    assert headers["retry-after"] == "200"
+    done = await finish(gateway, op_id)
+    assert (done["state"], done["outcome"]) == ("succeeded", "succeeded"), done

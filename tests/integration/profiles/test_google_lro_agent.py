@@ -16,6 +16,7 @@ import httpx
 from tests.conftest import Gateway
 from tests.integration.profiles.conftest import KEY, STEP, fault, finish, history, never_success
 from tests.integration.profiles.lost_create import create, goes_to_a_person
+from tests.integration.profiles.rate_limit import honours_retry_hint
 
 NAME = "google_lro"
 EXTRA_ENV = {"GOOGLE_CLOUD_PROJECT": "my-project"}
@@ -101,3 +102,18 @@ async def test_a_lost_create_answer_is_never_resent_and_goes_to_a_person(
     stats = (await fake.get("/_fake/stats")).json()
     assert stats["create_calls"] == 1 and len(stats["jobs"]) == 1  # one create, one operation
     assert stats["list_calls"] == 0
+
+
+async def test_rate_limited_read_waits_for_retry_info_without_a_retry_after_header(
+    gateway: Gateway, fake: httpx.AsyncClient
+) -> None:
+    """Google's 429 carries no Retry-After: the hint is `RetryInfo.retryDelay` ("1000s")
+    in the error details, which the profile's `retry_hint` reads."""
+    op_id = await start(gateway, "a.txt", "b.txt")
+    # 1000 s: above the profile's 300 s backoff cap, inside its 1800 s bound.
+    limited = await honours_retry_hint(gateway, fake, op_id, op="get", hint=1000, step=STEP)
+    assert "retry-after" not in {k.lower() for k in limited["response_headers"]}
+    assert "google.rpc.RetryInfo" in limited["response_body"]
+    assert "1000s" in limited["response_body"], limited
+    done = await finish(gateway, op_id)
+    assert (done["state"], done["outcome"]) == ("succeeded", "succeeded"), done
