@@ -35,6 +35,7 @@ from app.providers.profile import load_profiles
 from app.results.store import ResultStore
 from app.views import routes as views_routes
 from app.webhooks import routes as webhooks_routes
+from app.webhooks.secrets import WebhookSecrets
 
 HTTP_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50)
 
@@ -82,6 +83,7 @@ def create_app(
         async with httpx.AsyncClient(limits=HTTP_LIMITS, transport=transport) as http:
             ctx = build_context(settings, clock=clock or SystemClock(), http=http)
             app.state.ctx = ctx
+            app.state.webhook_secrets = WebhookSecrets()  # fetched ones, for this process
             observer = Observer(ctx)
             app.state.observer = observer
             app.state.waits = WaitHub(ctx.db, ctx.notifier)

@@ -5,6 +5,10 @@ It only makes the operation due now, so the lease owner reads the provider's
 status (and collects the result) before anything is declared done. Out-of-order
 or replayed events therefore can never move a state backwards.
 
+The secret is the profile's configured one, else the one the provider serves
+(`webhooks.secret_fetch`), fetched through the provider client and kept per
+profile (app.webhooks.secrets); it is never logged, stored or answered.
+
 An event whose job id matches no operation is answered 202 `ignored` and writes
 nothing at all: the job may not be known *yet* (the webhook raced the create
 response), and a provider retry must then still be able to count.
@@ -25,10 +29,13 @@ from app.core.context import AppContext
 from app.core.errors import ApiError
 from app.operations import error_docs, ledger
 from app.operations import repository as ops_repo
+from app.operations.service import new_trace_id
 from app.providers import pointers
 from app.providers.http_util import scrub, secret_variants
 from app.providers.profile import Profile
+from app.providers.secrets import Secret
 from app.webhooks import repository as repo
+from app.webhooks.secrets import Found, WebhookSecrets
 from app.webhooks.verify import SecretInvalid, SignatureError, verify
 
 router = APIRouter(prefix="/v1", tags=["webhooks"])
@@ -73,6 +80,32 @@ def _event_id(profile: Profile, headers: Any, doc: Any, body: bytes) -> str:
     return raw
 
 
+async def _verified(
+    ctx: AppContext,
+    secrets: WebhookSecrets,
+    profile: Profile,
+    found: Found,
+    request: Request,
+    body: bytes,
+    trace_id: str,
+) -> Secret:
+    """The secret `body` is signed with; `SignatureError` when none matches. A fetched
+    secret that does not match may have been rotated at the provider: it is asked for
+    once more (bounded by `WebhookSecrets.refetch`) and the event checked again."""
+    assert found.secret is not None
+    try:
+        verify(profile.webhooks, found.secret.reveal(), request.headers, body, ctx.now())
+        return found.secret
+    except SignatureError:
+        if not found.fetched:
+            raise
+        fresh = await secrets.refetch(ctx, profile, found.secret, trace_id=trace_id)
+        if fresh is None:
+            raise
+    verify(profile.webhooks, fresh.reveal(), request.headers, body, ctx.now())
+    return fresh
+
+
 def _ack(status_code: int, ack: WebhookAck) -> JSONResponse:
     return JSONResponse(ack.model_dump(mode="json"), status_code=status_code)
 
@@ -102,18 +135,20 @@ async def receive_webhook(provider: str, request: Request) -> JSONResponse:
     """Verify a provider's event; on a match, record it and schedule an immediate status read."""
     ctx: AppContext = request.app.state.ctx
     profile = _profile(ctx, provider)
-    secret = profile.resolve_webhook_secret(ctx.env)
+    secrets: WebhookSecrets = request.app.state.webhook_secrets
+    trace_id = new_trace_id()
+    found = await secrets.get(ctx, profile, trace_id=trace_id)
+    secret = found.secret
     if secret is None:
         raise ApiError(
             503,
             "webhook_secret_unset",
             f"The webhook secret for {provider!r} ({profile.webhooks.secret.describe()}) "  # type: ignore[union-attr]
-            "is not configured; the event cannot be verified and was not recorded.",
+            f"is {found.why}; the event cannot be verified and was not recorded.",
         )
     body = await request.body()
-    now = ctx.now()
     try:
-        verify(profile.webhooks, secret.reveal(), request.headers, body, now)
+        secret = await _verified(ctx, secrets, profile, found, request, body, trace_id)
     except SignatureError as exc:
         raise ApiError(401, "webhook_signature_invalid", f"Webhook rejected: {exc}.") from None
     except SecretInvalid as exc:
@@ -122,6 +157,7 @@ async def receive_webhook(provider: str, request: Request) -> JSONResponse:
     doc = json_guard.loads(body)
     json_guard.check(doc)
 
+    now = ctx.now()
     spec = profile.webhooks
     event_id = _event_id(profile, request.headers, doc, body)
     json_guard.check_text(event_id, parameter="webhook-id")

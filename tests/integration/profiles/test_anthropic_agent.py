@@ -26,6 +26,7 @@ from tests.integration.profiles.conftest import (
     never_success,
 )
 from tests.integration.profiles.conftest import start as start_op
+from tests.integration.profiles.lost_create import create, goes_to_a_person
 
 NAME = "anthropic_message_batches"
 
@@ -191,3 +192,15 @@ async def test_cancelled_after_some_requests_keeps_their_output_and_lists_the_re
     assert (never["id"], never["status"]) == ("never", "canceled")
     _, calls = await the_batch(fake)
     assert calls["cancel_calls"] == 1 and calls["results_calls"] == 1
+
+
+async def test_a_lost_create_answer_is_never_resent_and_goes_to_a_person(
+    gateway: Gateway, fake: httpx.AsyncClient
+) -> None:
+    # The batch is made, then the answer is cut off halfway: no id reached jobgate.
+    await fault(fake, op="create", kind="drop")
+    made = await create(gateway, NAME, "batch", {"requests": [request("q1")]})
+    await goes_to_a_person(gateway, made)
+    stats = (await fake.get("/_fake/stats")).json()
+    assert stats["create_calls"] == 1 and len(stats["jobs"]) == 1  # one create, one batch
+    assert stats["list_calls"] == 0  # nothing to match a listing against

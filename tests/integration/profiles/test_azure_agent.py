@@ -15,7 +15,17 @@ import httpx
 import pytest
 
 from tests.conftest import Gateway
-from tests.integration.profiles.conftest import KEY, errors_of, finish, history, never_success
+from tests.integration.profiles.conftest import (
+    KEY,
+    STEP,
+    errors_of,
+    fault,
+    finish,
+    history,
+    never_success,
+)
+from tests.integration.profiles.lost_create import create, goes_to_a_person
+from tests.integration.profiles.rate_limit import honours_retry_hint
 
 NAME = "azure_operation_location"
 PROFILE = Path(__file__).resolve().parents[3] / "app/providers/profiles" / f"{NAME}.yaml"
@@ -41,11 +51,16 @@ def task(kind: str = "KeyPhraseExtraction", model: str = "latest") -> dict[str, 
     return {"kind": kind, "taskName": kind.lower(), "parameters": {"modelVersion": model}}
 
 
-async def start(gateway: Gateway, *tasks: dict[str, Any], provider: str = NAME) -> dict[str, Any]:
-    body = {
+def analysis(*tasks: dict[str, Any]) -> dict[str, Any]:
+    """An analyze-text job body: one English document, these tasks."""
+    return {
         "analysisInput": {"documents": [{"id": "1", "language": "en", "text": "Jobs polled."}]},
         "tasks": list(tasks),
     }
+
+
+async def start(gateway: Gateway, *tasks: dict[str, Any], provider: str = NAME) -> dict[str, Any]:
+    body = analysis(*tasks)
     r = await gateway.http.post(
         "/v1/operations",
         json={"provider": provider, "kind": "analyze_text", "input": body},
@@ -119,3 +134,27 @@ async def test_status_reads_go_where_the_provider_said(
     assert (done["state"], done["outcome"]) == ("succeeded", "succeeded"), done
     urls = [e["data"]["url"] for e in await history(gateway, op_id) if e["kind"] == "exchange"]
     assert not [u for u in urls if "/nowhere/" in u]
+
+
+async def test_a_lost_create_answer_is_never_resent_and_goes_to_a_person(
+    gateway: Gateway, fake: httpx.AsyncClient
+) -> None:
+    # `drop` cannot lose an empty 202 (its headers, and so the job id, arrive whole): the
+    # job is submitted, then Azure answers a 500 instead of the 202.
+    await fault(fake, op="submit", kind="error_after")
+    made = await create(gateway, NAME, "analyze_text", analysis(task()))
+    await goes_to_a_person(gateway, made)
+    stats = (await fake.get("/_fake/stats")).json()
+    assert stats["create_calls"] == 1 and len(stats["jobs"]) == 1  # one submit, one job
+
+
+async def test_rate_limited_status_read_honours_retry_after_and_finishes(
+    gateway: Gateway, fake: httpx.AsyncClient
+) -> None:
+    op_id = (await start(gateway, task(), task("SentimentAnalysis")))["operation_id"]
+    # 200 s: above the profile's 60 s backoff cap, inside its 600 s bound.
+    limited = await honours_retry_hint(gateway, fake, op_id, op="status", hint=200, step=STEP)
+    headers = {k.lower(): v for k, v in limited["response_headers"].items()}
+    assert headers["retry-after"] == "200"
+    done = await finish(gateway, op_id)
+    assert (done["state"], done["outcome"]) == ("succeeded", "succeeded"), done

@@ -9,23 +9,31 @@ is done with an `error` (code 3) and no `response`. Counts are characters.
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import httpx
 
 from tests.conftest import Gateway
-from tests.integration.profiles.conftest import KEY, STEP, finish, history, never_success
+from tests.integration.profiles.conftest import KEY, STEP, fault, finish, history, never_success
+from tests.integration.profiles.lost_create import create, goes_to_a_person
+from tests.integration.profiles.rate_limit import honours_retry_hint
 
 NAME = "google_lro"
 EXTRA_ENV = {"GOOGLE_CLOUD_PROJECT": "my-project"}
 
 
-async def start(gateway: Gateway, *files: str, targets: int = 1) -> str:
-    body = {
+def translate(*files: str, targets: int = 1) -> dict[str, Any]:
+    """A BatchTranslateTextRequest for these input files, to a fresh output prefix."""
+    return {
         "sourceLanguageCode": "en",
         "targetLanguageCodes": ["de", "fr", "it"][:targets],
         "inputConfigs": [{"gcsSource": {"inputUri": f"gs://in/{f}"}} for f in files],
         "outputConfig": {"gcsDestination": {"outputUriPrefix": f"gs://out/{uuid.uuid4()}/"}},
     }
+
+
+async def start(gateway: Gateway, *files: str, targets: int = 1) -> str:
+    body = translate(*files, targets=targets)
     r = await gateway.http.post(
         "/v1/operations",
         json={"provider": NAME, "kind": "batch_translate_text", "input": body},
@@ -82,3 +90,30 @@ async def test_cancel_ends_cancelled(gateway: Gateway, fake: httpx.AsyncClient) 
     stats = (await fake.get("/_fake/stats")).json()
     [calls] = stats["jobs"].values()
     assert calls["cancel_calls"] == 1
+
+
+async def test_a_lost_create_answer_is_never_resent_and_goes_to_a_person(
+    gateway: Gateway, fake: httpx.AsyncClient
+) -> None:
+    # The operation is started, then the answer is cut off halfway: no name reached jobgate.
+    await fault(fake, op="create", kind="drop")
+    made = await create(gateway, NAME, "batch_translate_text", translate("a.txt"))
+    await goes_to_a_person(gateway, made)
+    stats = (await fake.get("/_fake/stats")).json()
+    assert stats["create_calls"] == 1 and len(stats["jobs"]) == 1  # one create, one operation
+    assert stats["list_calls"] == 0
+
+
+async def test_rate_limited_read_waits_for_retry_info_without_a_retry_after_header(
+    gateway: Gateway, fake: httpx.AsyncClient
+) -> None:
+    """Google's 429 carries no Retry-After: the hint is `RetryInfo.retryDelay` ("1000s")
+    in the error details, which the profile's `retry_hint` reads."""
+    op_id = await start(gateway, "a.txt", "b.txt")
+    # 1000 s: above the profile's 300 s backoff cap, inside its 1800 s bound.
+    limited = await honours_retry_hint(gateway, fake, op_id, op="get", hint=1000, step=STEP)
+    assert "retry-after" not in {k.lower() for k in limited["response_headers"]}
+    assert "google.rpc.RetryInfo" in limited["response_body"]
+    assert "1000s" in limited["response_body"], limited
+    done = await finish(gateway, op_id)
+    assert (done["state"], done["outcome"]) == ("succeeded", "succeeded"), done

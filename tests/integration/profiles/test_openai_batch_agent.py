@@ -29,6 +29,7 @@ from tests.integration.profiles.conftest import (
     never_success,
 )
 from tests.integration.profiles.conftest import start as start_op
+from tests.integration.profiles.lost_create import create, sent_creates
 
 NAME = "openai_batch"
 PROFILE = (
@@ -244,3 +245,32 @@ async def test_an_output_file_over_its_bound_is_a_validation_failure_not_a_retry
     assert (await gateway.http.get(f"/v1/operations/{op_id}/result")).status_code == 409
     _, calls = await job_of(fake, op_id)
     assert calls["content_calls"] == 1  # read once, up to the bound; never again
+
+
+async def test_a_lost_create_answer_is_found_again_by_its_reference_and_not_resent(
+    gateway: Gateway, fake: httpx.AsyncClient
+) -> None:
+    # The batch is made, then the answer is cut off halfway: no id reached jobgate. The
+    # listing shows metadata.jobgate_ref, so reconciliation finds the batch.
+    await fault(fake, op="create", kind="drop")
+    requests = [line("a"), line("b")]
+    made = await create(
+        gateway, NAME, "batch", {"endpoint": "/v1/chat/completions", "requests": requests}
+    )
+    op_id = made["operation_id"]
+    assert made["guarantees"]["single_create"] == "lookup"
+    assert made["remote_job_id"] is None and made["done"] is False, made
+    never_success(made)
+    done = await finish(gateway, op_id)
+    assert (done["state"], done["status"], done["outcome"]) == ("succeeded",) * 3, done
+    assert done["result_summary"] == {"processed": 2, "succeeded": 2, "failed": 0}
+    job, _ = await job_of(fake, op_id)  # one create call carried the reference; one batch
+    assert done["remote_job_id"] == job
+    stats = (await fake.get("/_fake/stats")).json()
+    assert stats["create_calls"] == 1 and stats["list_calls"] >= 1
+    assert await sent_creates(gateway, op_id) == 1
+    rows = await history(gateway, op_id)
+    ops = [e["data"]["operation"] for e in rows if e["kind"] == "exchange"]
+    assert "lookup" in ops and ops.index("lookup") > ops.index("create")
+    states = [e["to_state"] for e in rows if e["kind"] == "transition"]
+    assert "create_unknown" in states and "reconciling" in states

@@ -15,7 +15,9 @@ import httpx
 
 from app.provider_fakes.replicate_predictions.model import VERSION
 from tests.conftest import Gateway
-from tests.integration.profiles.conftest import KEY, finish, history, never_success
+from tests.integration.profiles.conftest import KEY, fault, finish, history, never_success
+from tests.integration.profiles.lost_create import create, goes_to_a_person
+from tests.integration.profiles.rate_limit import honours_retry_hint
 
 NAME = "replicate_predictions"
 STEP_S = 31.0  # past this profile's 30 s polling cap, well inside its 3600 s result deadline
@@ -85,3 +87,29 @@ async def test_cancel_ends_cancelled_after_one_cancel_call(
     assert (done["state"], done["outcome"]) == ("cancelled", "cancelled"), done
     never_success(done)
     assert (await calls(fake))["cancel_calls"] == 1
+
+
+async def test_a_lost_create_answer_is_never_resent_and_goes_to_a_person(
+    gateway: Gateway, fake: httpx.AsyncClient
+) -> None:
+    # The prediction is made, then the answer is cut off halfway: no id reached jobgate.
+    await fault(fake, op="create", kind="drop")
+    made = await create(
+        gateway, NAME, "prediction", {"version": VERSION, "input": {"prompt": "one two"}}
+    )
+    await goes_to_a_person(gateway, made)
+    stats = (await fake.get("/_fake/stats")).json()
+    assert stats["create_calls"] == 1 and len(stats["jobs"]) == 1  # one create, one prediction
+    assert stats["list_calls"] == 0
+
+
+async def test_rate_limited_status_read_honours_retry_after_and_finishes(
+    gateway: Gateway, fake: httpx.AsyncClient
+) -> None:
+    op_id = (await start(gateway, run_seconds=20))["operation_id"]
+    # 100 s: above the profile's 30 s backoff cap, inside its 600 s bound.
+    limited = await honours_retry_hint(gateway, fake, op_id, op="get", hint=100, step=STEP_S)
+    headers = {k.lower(): v for k, v in limited["response_headers"].items()}
+    assert headers["retry-after"] == "100"
+    done = await finish(gateway, op_id, step=STEP_S)
+    assert (done["state"], done["outcome"]) == ("succeeded", "succeeded"), done
