@@ -18,12 +18,20 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.core.after_commit import on_commit
+
 if TYPE_CHECKING:
     from app.operations.models import Operation
     from app.operations.repository import Fence
 
 
 class Holder(Protocol):
+    def holds(self, op_id: str) -> bool:
+        """True if `op_id` is held here, waiting for its next step."""
+        ...
+
     def accepts(self, delay: float) -> bool:
         """True if a poll due in `delay` seconds may be held here (asked before writing)."""
         ...
@@ -35,3 +43,17 @@ class Holder(Protocol):
     def released(self, due: datetime) -> None:
         """An operation was handed back to the queue, due at `due` (claim again by then)."""
         ...
+
+    def wake(self, op_id: str) -> None:
+        """If `op_id` is held here, make it due now (a cancel intent or a webhook was
+        recorded that its next step should act on)."""
+        ...
+
+
+def wake_on_commit(session: AsyncSession, holder: Holder | None, op_id: str) -> bool:
+    """Once this transaction commits, wake `op_id` if this process holds it (the step
+    then reads what was written); True if it is held here now."""
+    if holder is None:
+        return False
+    on_commit(session, lambda: holder.wake(op_id))
+    return holder.holds(op_id)

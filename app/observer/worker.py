@@ -112,6 +112,18 @@ class Observer:
         self._claim_at = min(self._claim_at, loop_due)
         self._freed.set()
 
+    def holds(self, op_id: str) -> bool:
+        return any(entry[2].id == op_id for entry in self._held)
+
+    def wake(self, op_id: str) -> None:
+        now = self.ctx.now()
+        for i, (due, seq, op, fence) in enumerate(self._held):
+            if op.id == op_id:
+                self._held[i] = (min(due, now), seq, op, fence)
+                heapq.heapify(self._held)
+                self._freed.set()
+                return
+
     def _loop_time(self) -> float:
         return asyncio.get_running_loop().time()
 

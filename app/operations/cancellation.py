@@ -13,6 +13,7 @@ from datetime import timedelta
 from app.auth import deps
 from app.core.context import AppContext
 from app.core.errors import Conflict
+from app.core.hold import wake_on_commit
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.models import Operation
@@ -56,8 +57,10 @@ async def request_cancel(
             done_states=done,
         )
         if applied:
-            # Due now, unless a lease holder is mid-step: it sees the intent on its next step.
+            # Due now, unless a lease holder is mid-step: it sees the intent on its next step
+            # (at once if this process holds it between two polls).
             await repo.make_due_now(session, op.id, now=now, reason="cancel requested")
+            wake_on_commit(session, ctx.holder, op.id)
             await ledger.record(
                 session,
                 op,

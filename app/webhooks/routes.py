@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from app.core import json_guard
 from app.core.context import AppContext
 from app.core.errors import ApiError
+from app.core.hold import wake_on_commit
 from app.operations import error_docs, ledger
 from app.operations import repository as ops_repo
 from app.operations.service import new_trace_id
@@ -198,6 +199,8 @@ async def receive_webhook(provider: str, request: Request) -> JSONResponse:
         kicked = await ops_repo.make_due_now(
             session, op.id, now=now, reason=f"webhook {event_type or event_id}: read status"
         )
+        # Held by this process between two polls: its next step is made due now instead.
+        kicked = wake_on_commit(session, ctx.holder, op.id) or kicked
         text = scrub(body.decode("utf-8", "replace"), secret_variants([secret.reveal()]))
         await ledger.record(
             session,

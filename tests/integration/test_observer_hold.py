@@ -152,3 +152,29 @@ async def test_stop_hands_back_a_held_operation_due_at_its_own_time(
 
 async def _polled(app: Any, op_id: str, n: int) -> bool:
     return await observations(app, op_id) >= n
+
+
+async def test_a_cancel_wakes_the_held_operation_at_once(
+    database_url: str, mock_url: str, tmp_path: Path
+) -> None:
+    """No clock moves after the cancel: only the wake can make the held step run now."""
+    async with gateway(database_url, mock_url, tmp_path) as app:
+        observer, http = app.state.observer, app.state.http
+        op_id = (await start(app, SLOW))["operation_id"]
+        running = asyncio.create_task(observer.run())
+        try:
+            await first_poll_made(app, op_id)
+            r = await http.post(f"/v1/operations/{op_id}/cancel", json={"reason": "not needed"})
+            assert r.status_code == 202, r.text
+
+            async def cancel_sent() -> bool:
+                r = await http.get(f"/v1/operations/{op_id}/history")
+                return any(
+                    i["kind"] == "exchange" and i["cause"].startswith("cancel")
+                    for i in r.json()["items"]
+                )
+
+            await eventually(cancel_sent, "the cancel sent before the held poll was due")
+        finally:
+            observer.stop()
+            await asyncio.wait_for(running, budget(QUICK_S))
