@@ -69,6 +69,20 @@ class Guarantees(BaseModel):
     )
 
 
+class ResultSummary(BaseModel):
+    """Item counts of a result, when the provider reports them. Only `succeeded` items
+    are done: `failed` and `not_processed` ones never are, whatever the job's state."""
+
+    processed: int = Field(default=0, description="Every item the job had (its total).")
+    succeeded: int = Field(default=0, description="Items that ran and succeeded.")
+    failed: int = Field(default=0, description="Items that ran and failed.")
+    not_processed: int = Field(
+        default=0,
+        description="Items that never ran (expired, cancelled before they started, or "
+        "never accounted for by the provider).",
+    )
+
+
 class OperationBody(BaseModel):
     """The operation as an agent sees it (SPEC section 4)."""
 
@@ -95,7 +109,7 @@ class OperationBody(BaseModel):
     progress: ProgressOut | None
     result: Any = None
     result_url: str | None = None
-    result_summary: dict[str, Any] | None = None
+    result_summary: ResultSummary | None = None
     errors_url: str | None = None
     error: ErrorOut | None = None
     trace_id: str
@@ -120,6 +134,19 @@ class OperationBody(BaseModel):
         "on every body (create, GET, list, wait, SSE, MCP, callbacks). Only a /wait that "
         "ended before the operation did says `timed_out` (the job continues).",
     )
+
+
+class ResultBody(BaseModel):
+    """`GET /result`: the collected result of a `succeeded` operation, or the partial
+    output a `cancelled` or `failed` one kept (which is NOT a success)."""
+
+    operation_id: str
+    status: Literal["succeeded", "completed_with_errors", "cancelled", "failed"]
+    message: str
+    result: Any = None
+    size: int | None = None
+    sha256: str | None = None
+    result_summary: ResultSummary | None = None
 
 
 class OperationList(BaseModel):

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from app.providers.profile import Profile
 
 
+SUMMARY_KEYS = ("processed", "succeeded", "failed", "not_processed")  # `result_summary`
 OFFLOAD_BYTES = 256 * 1024  # results carried in more bytes than this are checked in a thread
 
 
@@ -162,7 +163,7 @@ async def _judge(
         if summary["succeeded"] == 0:
             fields["error"] = {
                 "code": "all_items_failed",
-                "message": f"every one of {summary['processed']} items failed",
+                "message": _none_succeeded(summary),
             }
         else:  # the job itself failed after some items: failed, the partial output kept
             fields["error"] = {
@@ -191,7 +192,16 @@ async def _judge(
 
 def _summary(res: CallResult) -> dict[str, int]:
     items = res.items or {}
-    return {k: int(items.get(k, 0)) for k in ("processed", "succeeded", "failed")}
+    return {k: int(items.get(k, 0)) for k in SUMMARY_KEYS}
+
+
+def _none_succeeded(summary: dict[str, int]) -> str:
+    if not summary.get("not_processed"):
+        return f"every one of {summary['processed']} items failed"
+    return (
+        f"none of {summary['processed']} items succeeded: {summary['failed']} failed, "
+        f"{summary['not_processed']} were never processed"
+    )
 
 
 def _verdict(op: Operation, res: CallResult) -> ResultClass | None:
