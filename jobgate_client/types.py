@@ -91,10 +91,12 @@ class OperationList(TypedDict):
 
 
 class ResultBody(TypedDict):
-    """`GET /v1/operations/{id}/result`: only once collected and checked."""
+    """`GET /v1/operations/{id}/result`: only once collected and checked. A `cancelled`
+    or `failed` status is the partial output a job that ended early kept: NOT a success."""
 
     operation_id: str
     status: Status
+    message: NotRequired[str]  # plain words: a kept partial output says it is not a success
     result: JsonValue
     size: int | None
     sha256: str | None

@@ -164,7 +164,8 @@ def build_server(connect: Connect) -> MCPServer[Any]:
         name="get_result",
         description="The collected and checked result. A large one comes in chunks of its "
         "JSON text: pass next_cursor back until `complete` is true. Refused (with the "
-        "operation's state) while there is no result.",
+        "operation's state) while there is no result. A cancelled or failed operation's "
+        "kept partial output comes with that status: it is NOT a success.",
         annotations=READ,
     )
     async def get_result(

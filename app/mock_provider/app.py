@@ -92,7 +92,7 @@ def _install_log_filter() -> None:
 
 
 def _status_body(job: JobRecord, decision: sc.StatusDecision | None = None) -> dict[str, Any]:
-    return {
+    body = {
         "job_id": job.job_id,
         "state": job.state,
         "progress": {"completed": job.completed, "total": job.total},
@@ -100,6 +100,10 @@ def _status_body(job: JobRecord, decision: sc.StatusDecision | None = None) -> d
         "poll_after_seconds": decision.poll_after if decision else None,
         "updated_at": job.updated_at,
     }
+    scenario = sc.Scenario.from_json(job.scenario)
+    if sc.keeps_partial_output(scenario, job.state):  # the part done, shown with the failure
+        body["result"] = sc.build_result(scenario, job.job_id, job.kind)
+    return body
 
 
 def _create_body(job: JobRecord, created: bool, with_result: bool) -> dict[str, Any]:

@@ -53,6 +53,12 @@ def summary_count(op: Operation, name: str) -> int:
     return int(summary.get(name) or 0)
 
 
+def has_output(op: Operation) -> bool:
+    """A stored result (inline or in the result store): a success's, or the part a job that
+    ended early (cancelled, failed) finished first."""
+    return op.result is not None or op.result_ref is not None
+
+
 def not_succeeded(op: Operation) -> int:
     """Items that did not succeed: those that ran and failed, and those never processed."""
     return summary_count(op, "failed") + summary_count(op, "not_processed")
@@ -157,11 +163,20 @@ def message_for(
         )
     if state == State.FAILED:
         reason = op.error.get("message") if isinstance(op.error, dict) else None
-        return (
+        said = (
             f"{what} {W.HAS_FINISHED} and {W.FAILED}{': ' + reason if reason else ''}. "
             f"Do not report success. {W.REPORT_THE_FAILURE}; start a new operation only if "
-            "the input should change or the failure was transient.",
-            None,
+            "the input should change or the failure was transient."
+        )
+        if not has_output(op):
+            return said, None
+        act = _action(f"GET {status_url}/result", "get_result", mcp)
+        return (
+            f"{said} {summary_count(op, 'succeeded') or 'Some'} items were done before it "
+            f"failed: that partial output is kept at {W.how_to_call(act.call, act.tool)}. "
+            "It is NOT a success: report it only as the part done of a failed job; the "
+            "items that failed or never ran are not in it.",
+            act,
         )
     if state == State.ABANDONED:
         return (
@@ -175,12 +190,11 @@ def message_for(
             f"{what} {W.HAS_FINISHED}: it was {W.CANCELLED}, and the provider confirmed it. "
             "It did not succeed: do not report success; report that it was cancelled."
         )
-        if op.result is None and op.result_ref is None:
+        if not has_output(op):
             return said, None
-        summary = op.result_summary if isinstance(op.result_summary, dict) else {}
         act = _action(f"GET {status_url}/result", "get_result", mcp)
         return (
-            f"{said} {summary.get('succeeded', 'Some')} items were done before the cancel: "
+            f"{said} {summary_count(op, 'succeeded') or 'Some'} items were done before the cancel: "
             f"that partial output is kept at {W.how_to_call(act.call, act.tool)}; the items "
             "that failed or never ran are not in it.",
             act,

@@ -16,7 +16,7 @@ from app.operations import cursors, error_docs
 from app.operations import repository as repo
 from app.operations.endpoints import ERRORS, Caller, body_json, context_of, present
 from app.operations.models import Operation
-from app.operations.presenter import agent_status
+from app.operations.presenter import agent_status, has_output
 from app.operations.queries import get as load
 from app.operations.schemas import ResultBody, ResultSummary
 from app.operations.states import State
@@ -68,10 +68,11 @@ async def get_result(op_id: str, request: Request, who: Caller) -> Response:
 
 
 def kept_result(op: Operation) -> bool:
-    """A result to offer: a succeeded operation's, or the part a cancelled job did first."""
+    """A result to offer: a succeeded operation's, or the part a cancelled or failed job
+    finished first (offered with its own `status`, never as a success)."""
     if op.state == State.SUCCEEDED:
         return True
-    return op.state == State.CANCELLED and (op.result is not None or op.result_ref is not None)
+    return op.state in (State.CANCELLED, State.FAILED) and has_output(op)
 
 
 def _with_stored_result(ctx: AppContext, ref: str, payload: dict[str, Any]) -> str:

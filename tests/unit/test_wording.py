@@ -56,6 +56,13 @@ def _variants() -> list[tuple[str, Operation, bool]]:
     out.append(("observing/cancel-requested", _op(State.OBSERVING, cancel_requested_at=NOW), False))
     failed = _op(State.FAILED, error={"code": "invalid_input", "message": "bad input"})
     out.append(("failed/with-reason", failed, False))
+    kept = _op(
+        State.FAILED,
+        error={"code": "remote_failed", "message": "the job failed after 4 of 10 items"},
+        result={"rows": [1, 2, 3, 4]},
+        result_summary={"processed": 10, "succeeded": 4, "failed": 1, "not_processed": 5},
+    )
+    out.append(("failed/partial-output", kept, False))
     return out
 
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from app.providers.profile import Profile
 
 
+_OUTPUT_FIELDS = ("result", "result_ref", "result_size", "result_sha256")
 SUMMARY_KEYS = ("processed", "succeeded", "failed", "not_processed")  # `result_summary`
 OFFLOAD_BYTES = 256 * 1024  # results carried in more bytes than this are checked in a thread
 
@@ -161,6 +162,9 @@ async def _judge(
     if _verdict(op, res) is ResultClass.FAILED:
         summary = fields.setdefault("result_summary", _summary(res))
         if summary["succeeded"] == 0:
+            # Nothing usable: no output is kept, so none is offered (`GET /result` is 409).
+            for name in _OUTPUT_FIELDS:
+                fields.pop(name, None)
             fields["error"] = {
                 "code": "all_items_failed",
                 "message": _none_succeeded(summary),
