@@ -154,12 +154,22 @@ class Deadlines(TypedDict, total=False):
     cancel_seconds: float
 
 
+class Validation(TypedDict, total=False):
+    """Checks the result must pass before it counts as succeeded (beside the profile's)."""
+
+    json_schema: dict[str, JsonValue]
+    max_bytes: int
+    require_counts: bool
+
+
 class StartOptions(TypedDict, total=False):
-    """What a start may add beside provider, kind, input and the idempotency key."""
+    """What a start may add beside provider, kind, input and the idempotency key: the
+    gateway's options, sent beside `input` (never inside it: `input` is the provider's)."""
 
     deadlines: Deadlines | None
     callback_url: str | None  # gets one signed `operation.completed` event when done
     labels: dict[str, str] | None  # filterable with list(label="key=value")
+    validation: Validation | None
 
 
 class ListFilters(TypedDict, total=False):

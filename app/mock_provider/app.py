@@ -221,6 +221,7 @@ def create_app(settings: MockSettings | None = None) -> FastAPI:
             sc.initial_progress(scenario),
             metadata,
             int(scenario.p("list_delay")),
+            body,
         )
         # Without a token, or told to ignore it, the mock acts like a provider without
         # create idempotency: every create makes a new job.
@@ -340,6 +341,11 @@ def create_app(settings: MockSettings | None = None) -> FastAPI:
         token: str | None = None, client_reference: str | None = None
     ) -> dict[str, Any]:
         return store.stats(token, client_reference)
+
+    @app.get("/_mock/create_body")
+    async def create_body(job_id: str) -> dict[str, Any]:
+        """What the create that made the job carried, so a test can see what was sent."""
+        return {"job_id": job_id, "create_body": store.create_body(job_id)}
 
     @app.get("/_mock/calls")
     async def calls(job_id: str) -> list[dict[str, Any]]:

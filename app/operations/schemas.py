@@ -20,18 +20,49 @@ class DeadlinesIn(BaseModel):
     cancel_seconds: float | None = Field(default=None, gt=0, le=7 * 86400)
 
 
+class ValidationIn(BaseModel):
+    """Checks the result must pass before `succeeded`, beside the profile's own."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    json_schema: JsonObject | None = Field(
+        default=None, description="A JSON Schema the collected result must match."
+    )
+    max_bytes: int | None = Field(
+        default=None,
+        gt=0,
+        description="The largest result accepted; never more than the profile's own bound.",
+    )
+    require_counts: bool = Field(
+        default=False,
+        description="Item counts must add up (processed = succeeded + failed + not_processed).",
+    )
+
+
 class CreateOperationRequest(BaseModel):
-    """Start an operation. The `Idempotency-Key` header is required."""
+    """Start an operation. The `Idempotency-Key` header is required.
+
+    `input` is the provider's (the profile sends what it names of it); every other field
+    is a gateway-side option and sits beside `input`, never inside it: an option's name
+    at the top of `input` is refused (422 `gateway_option_in_input`) unless the provider's
+    profile sends that input field by name."""
 
     model_config = ConfigDict(extra="forbid")
 
     provider: str = Field(min_length=1, max_length=64, pattern=NO_NUL)
     kind: str = Field(min_length=1, max_length=64, pattern=NO_NUL)
-    input: JsonObject
+    input: JsonObject = Field(description="The provider's input; no gateway options in it.")
     deadlines: DeadlinesIn | None = None
     callback_url: HttpUrl | None = None
     labels: dict[Text, Text] = Field(default_factory=dict, max_length=MAX_LABELS)
     approval: JsonObject | None = None
+    validation: ValidationIn | None = None
+
+
+# The create request's gateway-side options: never read from `input`, never sent.
+GATEWAY_OPTIONS = tuple(f for f in CreateOperationRequest.model_fields if f not in (
+    "provider", "kind", "input"
+))  # fmt: skip
 
 
 class NextAction(BaseModel):

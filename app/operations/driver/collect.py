@@ -24,13 +24,14 @@ OFFLOAD_BYTES = 256 * 1024  # results carried in more bytes than this are checke
 
 
 def rules_for(profile: Profile, op: Operation) -> Rules:
-    """Profile defaults, tightened by what the operation asked for in `input.validation`."""
-    asked = op.input.get("validation") if isinstance(op.input, dict) else None
-    asked = asked if isinstance(asked, dict) else {}
+    """Profile defaults, tightened by the create request's `validation` (beside `input`,
+    never read from it: `input` is the provider's)."""
+    asked = op.validation if isinstance(op.validation, dict) else {}
     schema = asked.get("json_schema")
+    bound = profile.validation.max_bytes
     return Rules(
         checksum=profile.validation.checksum,
-        max_bytes=int(asked.get("max_bytes") or profile.validation.max_bytes),
+        max_bytes=min(int(asked.get("max_bytes") or bound), bound),
         json_schema=schema if isinstance(schema, dict) else None,
         require_counts=bool(asked.get("require_counts", False)),
     )
