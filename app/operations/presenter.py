@@ -59,6 +59,12 @@ def has_output(op: Operation) -> bool:
     return op.result is not None or op.result_ref is not None
 
 
+def failed_with_output(op: Operation) -> bool:
+    """A failed job's kept partial output: stored, and some items succeeded (a row from
+    before no-success output was dropped may hold an empty output: nothing to offer)."""
+    return op.state == State.FAILED and has_output(op) and summary_count(op, "succeeded") > 0
+
+
 def not_succeeded(op: Operation) -> int:
     """Items that did not succeed: those that ran and failed, and those never processed."""
     return summary_count(op, "failed") + summary_count(op, "not_processed")
@@ -168,11 +174,11 @@ def message_for(
             f"Do not report success. {W.REPORT_THE_FAILURE}; start a new operation only if "
             "the input should change or the failure was transient."
         )
-        if not has_output(op):
+        if not failed_with_output(op):
             return said, None
         act = _action(f"GET {status_url}/result", "get_result", mcp)
         return (
-            f"{said} {summary_count(op, 'succeeded') or 'Some'} items were done before it "
+            f"{said} {summary_count(op, 'succeeded')} items were done before it "
             f"failed: that partial output is kept at {W.how_to_call(act.call, act.tool)}. "
             "It is NOT a success: report it only as the part done of a failed job; the "
             "items that failed or never ran are not in it.",

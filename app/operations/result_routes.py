@@ -16,7 +16,7 @@ from app.operations import cursors, error_docs
 from app.operations import repository as repo
 from app.operations.endpoints import ERRORS, Caller, body_json, context_of, present
 from app.operations.models import Operation
-from app.operations.presenter import agent_status, has_output
+from app.operations.presenter import agent_status, failed_with_output, has_output
 from app.operations.queries import get as load
 from app.operations.schemas import ResultBody, ResultSummary
 from app.operations.states import State
@@ -72,7 +72,9 @@ def kept_result(op: Operation) -> bool:
     finished first (offered with its own `status`, never as a success)."""
     if op.state == State.SUCCEEDED:
         return True
-    return op.state in (State.CANCELLED, State.FAILED) and has_output(op)
+    if op.state == State.CANCELLED:
+        return has_output(op)
+    return failed_with_output(op)
 
 
 def _with_stored_result(ctx: AppContext, ref: str, payload: dict[str, Any]) -> str:
