@@ -46,6 +46,7 @@ from jobgate_client.types import (
     OperationList,
     ResultBody,
     StartOptions,
+    Validation,
 )
 
 __all__ = [
@@ -76,6 +77,7 @@ __all__ = [
     "RetryPolicy",
     "ServerError",
     "StartOptions",
+    "Validation",
     "StillRunning",
     "Succeeded",
     "UsageError",

@@ -35,6 +35,7 @@ from jobgate_client.types import (
     Operation,
     OperationList,
     ResultBody,
+    Validation,
 )
 
 T = TypeVar("T")
@@ -179,8 +180,10 @@ def start_call(
     deadlines: Deadlines | None = None,
     callback_url: str | None = None,
     labels: Mapping[str, str] | None = None,
+    validation: Validation | None = None,
 ) -> Call:
-    """`POST /v1/operations` with its required `Idempotency-Key`."""
+    """`POST /v1/operations` with its required `Idempotency-Key`; the options go beside
+    `input`, never inside it (the gateway refuses an option's name there)."""
     if not isinstance(idempotency_key, str) or not idempotency_key.strip():
         raise UsageError(
             "idempotency_key is required: choose one per piece of work (e.g. the task id) "
@@ -195,6 +198,8 @@ def start_call(
         body["callback_url"] = callback_url
     if labels:
         body["labels"] = dict(labels)
+    if validation:
+        body["validation"] = dict(validation)
     return Call("POST", "/v1/operations", json=body, headers={"Idempotency-Key": idempotency_key})
 
 

@@ -49,7 +49,10 @@ TOOL_PARAMETERS: dict[str, Any] = {
     "properties": {
         "provider": {"type": "string", "description": "provider profile, e.g. 'mock'"},
         "kind": {"type": "string", "description": "job kind at that provider, e.g. 'report'"},
-        "input": {"type": "object", "description": "the job's input (a JSON object)"},
+        "input": {
+            "type": "object",
+            "description": "the provider's input (a JSON object); gateway options never go in it",
+        },
         "idempotency_key": {
             "type": "string",
             "minLength": 1,

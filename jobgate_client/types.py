@@ -91,10 +91,12 @@ class OperationList(TypedDict):
 
 
 class ResultBody(TypedDict):
-    """`GET /v1/operations/{id}/result`: only once collected and checked."""
+    """`GET /v1/operations/{id}/result`: only once collected and checked. A `cancelled`
+    or `failed` status is the partial output a job that ended early kept: NOT a success."""
 
     operation_id: str
     status: Status
+    message: NotRequired[str]  # plain words: a kept partial output says it is not a success
     result: JsonValue
     size: int | None
     sha256: str | None
@@ -152,12 +154,22 @@ class Deadlines(TypedDict, total=False):
     cancel_seconds: float
 
 
+class Validation(TypedDict, total=False):
+    """Checks the result must pass before it counts as succeeded (beside the profile's)."""
+
+    json_schema: dict[str, JsonValue]
+    max_bytes: int
+    require_counts: bool
+
+
 class StartOptions(TypedDict, total=False):
-    """What a start may add beside provider, kind, input and the idempotency key."""
+    """What a start may add beside provider, kind, input and the idempotency key: the
+    gateway's options, sent beside `input` (never inside it: `input` is the provider's)."""
 
     deadlines: Deadlines | None
     callback_url: str | None  # gets one signed `operation.completed` event when done
     labels: dict[str, str] | None  # filterable with list(label="key=value")
+    validation: Validation | None
 
 
 class ListFilters(TypedDict, total=False):

@@ -102,6 +102,8 @@ def result_reply(body: Mapping[str, Any], cursor: str | None, max_chars: int) ->
         return usage_error(f"cursor {cursor!r} is not one this tool handed out for {oid}")
     size = min(max(max_chars, 1), MAX_RESULT_CHUNK_CHARS)
     head = f"The checked result of operation {oid} (status {body.get('status')})"
+    if body.get("status") in ("cancelled", "failed"):  # a kept partial output
+        head = f"{body.get('message')} The kept partial output of operation {oid}"
     if offset == 0 and len(whole) <= size:
         return reply(body, f"{head}, complete:\n{whole}")
     chunk = whole[offset : offset + size]

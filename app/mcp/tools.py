@@ -25,6 +25,7 @@ from jobgate_client import (
     Operation,
     OperationList,
     UsageError,
+    Validation,
 )
 from jobgate_client.tool import IDEMPOTENCY_KEY_ADVICE
 
@@ -60,6 +61,22 @@ class DeadlinesArg(BaseModel):
     cancel_seconds: float | None = Field(default=None, gt=0)
 
 
+class ValidationArg(BaseModel):
+    """Checks the result must pass before it counts as succeeded (beside the profile's)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    json_schema: dict[str, Any] | None = Field(
+        default=None, description="a JSON Schema the result must match"
+    )
+    max_bytes: int | None = Field(default=None, gt=0, description="the largest result accepted")
+    require_counts: bool = Field(default=False, description="item counts must add up")
+
+
+def _validation(arg: ValidationArg | None) -> Validation | None:
+    return cast(Validation, arg.model_dump(exclude_none=True)) if arg else None
+
+
 def build_server(connect: Connect) -> MCPServer[Any]:
     """The jobgate MCP server; `connect` gives each tool call its REST client."""
     server: MCPServer[Any] = MCPServer("jobgate", instructions=INSTRUCTIONS)
@@ -90,7 +107,14 @@ def build_server(connect: Connect) -> MCPServer[Any]:
     async def start_operation(
         provider: Annotated[str, Field(description="provider profile, e.g. 'mock'")],
         kind: Annotated[str, Field(description="job kind at that provider, e.g. 'report'")],
-        input: Annotated[dict[str, Any], Field(description="the job's input (JSON object)")],
+        input: Annotated[
+            dict[str, Any],
+            Field(
+                description="the provider's input (JSON object); the gateway's options "
+                "(deadlines, callback_url, labels, validation) are separate arguments, "
+                "never inside it"
+            ),
+        ],
         idempotency_key: Annotated[
             str, Field(min_length=1, max_length=255, description=IDEMPOTENCY_KEY_ADVICE)
         ],
@@ -98,6 +122,7 @@ def build_server(connect: Connect) -> MCPServer[Any]:
         deadlines: DeadlinesArg | None = None,
         callback_url: str | None = None,
         labels: dict[str, str] | None = None,
+        validation: ValidationArg | None = None,
     ) -> CallToolResult:
         async def act(c: AsyncClient) -> CallToolResult:
             body = await c.start(
@@ -108,6 +133,7 @@ def build_server(connect: Connect) -> MCPServer[Any]:
                 deadlines=_deadlines(deadlines),
                 callback_url=callback_url,
                 labels=labels,
+                validation=_validation(validation),
             )
             return replies.operation_reply(body)
 
@@ -164,7 +190,8 @@ def build_server(connect: Connect) -> MCPServer[Any]:
         name="get_result",
         description="The collected and checked result. A large one comes in chunks of its "
         "JSON text: pass next_cursor back until `complete` is true. Refused (with the "
-        "operation's state) while there is no result.",
+        "operation's state) while there is no result. A cancelled or failed operation's "
+        "kept partial output comes with that status: it is NOT a success.",
         annotations=READ,
     )
     async def get_result(

@@ -92,7 +92,7 @@ def _install_log_filter() -> None:
 
 
 def _status_body(job: JobRecord, decision: sc.StatusDecision | None = None) -> dict[str, Any]:
-    return {
+    body = {
         "job_id": job.job_id,
         "state": job.state,
         "progress": {"completed": job.completed, "total": job.total},
@@ -100,6 +100,10 @@ def _status_body(job: JobRecord, decision: sc.StatusDecision | None = None) -> d
         "poll_after_seconds": decision.poll_after if decision else None,
         "updated_at": job.updated_at,
     }
+    scenario = sc.Scenario.from_json(job.scenario)
+    if sc.keeps_partial_output(scenario, job.state):  # the part done, shown with the failure
+        body["result"] = sc.build_result(scenario, job.job_id, job.kind)
+    return body
 
 
 def _create_body(job: JobRecord, created: bool, with_result: bool) -> dict[str, Any]:
@@ -217,6 +221,7 @@ def create_app(settings: MockSettings | None = None) -> FastAPI:
             sc.initial_progress(scenario),
             metadata,
             int(scenario.p("list_delay")),
+            body,
         )
         # Without a token, or told to ignore it, the mock acts like a provider without
         # create idempotency: every create makes a new job.
@@ -336,6 +341,11 @@ def create_app(settings: MockSettings | None = None) -> FastAPI:
         token: str | None = None, client_reference: str | None = None
     ) -> dict[str, Any]:
         return store.stats(token, client_reference)
+
+    @app.get("/_mock/create_body")
+    async def create_body(job_id: str) -> dict[str, Any]:
+        """What the create that made the job carried, so a test can see what was sent."""
+        return {"job_id": job_id, "create_body": store.create_body(job_id)}
 
     @app.get("/_mock/calls")
     async def calls(job_id: str) -> list[dict[str, Any]]:

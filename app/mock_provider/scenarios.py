@@ -33,6 +33,7 @@ SCENARIOS: dict[str, dict[str, int]] = {
     "cancel_race": {"polls": 2},
     "cancel_ignored": {},
     "partial_results": {"processed": 100, "failed": 5, "polls": 1},
+    "failed_partial": {"processed": 10, "succeeded": 4, "polls": 1},
     "corrupt_result": {},
     "result_unavailable": {"polls": 3},
     "webhook_duplicate": {},
@@ -176,7 +177,7 @@ def initial_state(scenario: Scenario) -> str:
 
 def total_of(scenario: Scenario) -> int:
     """The `progress.total` a job reports."""
-    if scenario.name == "partial_results":
+    if scenario.name in {"partial_results", "failed_partial"}:
         return int(scenario.p("processed"))
     if scenario.name in _ENDLESS:
         return _ENDLESS_TOTAL
@@ -213,7 +214,13 @@ def _running_polls(scenario: Scenario) -> int | None:
         return None
     if scenario.name == "webhook_duplicate":
         return 1  # "like slow with 1 poll"
-    if scenario.name in {"slow", "late_failure", "cancel_race", "partial_results"}:
+    if scenario.name in {
+        "slow",
+        "late_failure",
+        "cancel_race",
+        "partial_results",
+        "failed_partial",
+    }:
         return int(scenario.p("polls"))
     return 0
 
@@ -257,6 +264,9 @@ def decide_status(
         return StatusDecision("failed", _running_progress(scenario, polls), error_for("failed"))
     if scenario.name == "partial_results":
         return StatusDecision("succeeded_partial", (total, total))
+    if scenario.name == "failed_partial":  # the job fails on the item after the done ones
+        done = partial_done(scenario)
+        return StatusDecision("failed", (done, total), error_for("failed"))
     return StatusDecision("succeeded", (total, total))
 
 
@@ -305,8 +315,20 @@ def decide_cancel(scenario: Scenario, state: str, progress: tuple[int, int]) -> 
 ResultAnswer = Literal["ok", "not_finished", "unavailable"]
 
 
+def partial_done(scenario: Scenario) -> int:
+    """`failed_partial`: how many items succeeded before the job failed (fewer than all)."""
+    return min(int(scenario.p("succeeded")), max(int(scenario.p("processed")) - 1, 0))
+
+
+def keeps_partial_output(scenario: Scenario, state: str) -> bool:
+    """A failed job that shows the output of the items it finished before failing."""
+    return scenario.name == "failed_partial" and state == "failed"
+
+
 def decide_result(scenario: Scenario, state: str, call_number: int) -> ResultAnswer:
     """Decide the `call_number`-th result call (1-based) of a job in `state`."""
+    if keeps_partial_output(scenario, state):
+        return "ok"
     if state not in {"succeeded", "succeeded_partial"}:
         return "not_finished"
     if scenario.name == "result_unavailable" and call_number <= int(scenario.p("polls")):
@@ -321,33 +343,40 @@ def canonical_sha256(data: Any) -> str:
 
 def build_result(scenario: Scenario, job_id: str, kind: str) -> dict[str, Any]:
     """The result body of a finished job: data, its checksum, item counts, failed items."""
+    rows = 3
     if scenario.name == "partial_results":
         processed, failed = int(scenario.p("processed")), int(scenario.p("failed"))
         failed = min(failed, processed)
+    elif scenario.name == "failed_partial":  # one item failed; the ones after never ran
+        processed, rows = int(scenario.p("processed")), partial_done(scenario)
+        failed = 1 if processed else 0
     else:
         processed, failed = 1, 0
     data: dict[str, Any] = {
         "job_id": job_id,
         "kind": kind,
         "summary": f"{kind} ready",
-        "rows": [{"n": i, "value": i * i} for i in range(3)],
+        "rows": [{"n": i, "value": i * i} for i in range(rows)],
     }
     if scenario.p("result_bytes"):
         data["padding"] = "x" * int(scenario.p("result_bytes"))
     sha = canonical_sha256(data)
     if scenario.name == "corrupt_result":
         sha = canonical_sha256({"corrupted": data})  # well-formed, but not of `data`
-    # Spread the failed indices over the processed range (deterministic).
+    # Spread the failed indices over the processed range (deterministic); a job that
+    # failed part way failed on the item after the ones it finished.
     step = max(processed // failed, 1) if failed else 1
+    first = rows if scenario.name == "failed_partial" else 0
     failed_items = [
-        {"index": i * step, "error": {"code": "item_failed", "message": f"item {i * step} failed"}}
-        for i in range(failed)
+        {"index": n, "error": {"code": "item_failed", "message": f"item {n} failed"}}
+        for n in (first + i * step for i in range(failed))
     ]
+    succeeded = rows if scenario.name == "failed_partial" else processed - failed
     return {
         "job_id": job_id,
         "data": data,
         "sha256": sha,
-        "items": {"processed": processed, "succeeded": processed - failed, "failed": failed},
+        "items": {"processed": processed, "succeeded": succeeded, "failed": failed},
         "failed_items": failed_items,
     }
 

@@ -45,7 +45,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     updated_at TEXT NOT NULL,
     metadata TEXT,
     list_delay INTEGER NOT NULL DEFAULT 0,
-    list_seen INTEGER NOT NULL DEFAULT 0
+    list_seen INTEGER NOT NULL DEFAULT 0,
+    create_body TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_by_token ON jobs (token, seq);
 CREATE INDEX IF NOT EXISTS jobs_by_client_reference ON jobs (client_reference, seq);
@@ -65,6 +66,7 @@ _ADDED_COLUMNS = {
     "metadata": "TEXT",
     "list_delay": "INTEGER NOT NULL DEFAULT 0",
     "list_seen": "INTEGER NOT NULL DEFAULT 0",
+    "create_body": "TEXT",
 }
 
 
@@ -113,6 +115,7 @@ class NewJob:
     progress: tuple[int, int]
     metadata: dict[str, Any] | None = None
     list_delay: int = 0
+    create_body: dict[str, Any] | None = None  # the create request's JSON body, as received
 
 
 @dataclass(frozen=True)
@@ -222,8 +225,8 @@ class MockStore:
                 now = _now()
                 conn.execute(
                     "INSERT INTO jobs (job_id, token, client_reference, kind, trace_id, scenario,"
-                    " state, completed, total, created_at, updated_at, metadata, list_delay)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " state, completed, total, created_at, updated_at, metadata, list_delay,"
+                    " create_body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         job_id,
                         token,
@@ -237,6 +240,7 @@ class MockStore:
                         now,
                         json.dumps(new_job.metadata) if new_job.metadata is not None else None,
                         new_job.list_delay,
+                        json.dumps(new_job.create_body) if new_job.create_body else None,
                     ),
                 )
             elif action == "existing":
@@ -357,6 +361,19 @@ class MockStore:
             },
             "webhooks_sent": sum(j["webhooks_sent"] for j in jobs),
         }
+
+    def create_body(self, job_id: str) -> dict[str, Any] | None:
+        """The JSON body of the create call that made the job (None: no such job)."""
+        with self._lock:
+            row = (
+                self._connect()
+                .execute("SELECT create_body FROM jobs WHERE job_id = ?", (job_id,))
+                .fetchone()
+            )
+        if row is None or row["create_body"] is None:
+            return None
+        found = json.loads(row["create_body"])
+        return found if isinstance(found, dict) else None
 
     def calls(self, job_id: str) -> list[dict[str, Any]]:
         """The call log of one job, oldest first: `{at, op, worker, trace_id}`."""

@@ -37,8 +37,9 @@ def why(op: Operation) -> str | None:
     if state in HUMAN_WHY:
         return HUMAN_WHY[state][0]
     summary = op.result_summary if isinstance(op.result_summary, dict) else {}
-    if state == State.SUCCEEDED and int(summary.get("failed") or 0) and not op.acknowledged_at:
-        return f"completed with errors: {summary.get('failed')} items failed"
+    failed, never = int(summary.get("failed") or 0), int(summary.get("not_processed") or 0)
+    if state == State.SUCCEEDED and (failed or never) and not op.acknowledged_at:
+        return f"completed with errors: {failed} items failed, {never} never processed"
     return None
 
 

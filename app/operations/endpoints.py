@@ -118,6 +118,7 @@ TRACEPARENT = {
             "unknown_provider",
             "unknown_kind",
             "provider_unavailable",
+            "gateway_option_in_input",
             "callback_url_forbidden",
             "invalid_value",
         ),

@@ -85,6 +85,11 @@ CODES: dict[str, tuple[int, str]] = {
     "unknown_provider": (422, "No provider profile named 'acme'."),
     "unknown_kind": (422, "Provider 'mock' has no kind 'poem'."),
     "provider_unavailable": (422, "Provider 'openai' is not configured on this gateway."),
+    "gateway_option_in_input": (
+        422,
+        "`input.validation` is a gateway option, not part of the provider's input: send it "
+        "beside `input`, as the top-level field `validation` of the create request.",
+    ),
     "callback_url_forbidden": (422, "callback_url points at a private address."),
     "unknown_state": (422, "No state 'running'."),
     "unknown_status": (422, "No status 'running'."),

@@ -96,6 +96,8 @@ class Operation(SQLModel, table=True):
     callback_url: str | None = None
     labels: Any = _json()
     approval: Any = _json()
+    # The agent's result checks (`validation` beside `input`); NULL: the profile's alone.
+    validation: Any = _json()
 
     created_at: datetime = Field(sa_type=UTCDateTime)
     updated_at: datetime = Field(sa_type=UTCDateTime)

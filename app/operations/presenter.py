@@ -40,16 +40,42 @@ MIN_POLL_AFTER = 5.0  # never invite an agent to check more often than this (sec
 def agent_status(op: Operation) -> str:
     """The state's agent status (`states.STATUS_OF`), refined by what the row holds."""
     status = STATUS_OF[op.state]
-    if status == AgentStatus.SUCCEEDED and failed_items(op):
+    if status == AgentStatus.SUCCEEDED and not_succeeded(op):
         return AgentStatus.COMPLETED_WITH_ERRORS.value
     if status == AgentStatus.PROCESSING and op.cancel_requested_at is not None:
         return AgentStatus.CANCELLING.value
     return status.value
 
 
-def failed_items(op: Operation) -> int:
+def summary_count(op: Operation, name: str) -> int:
+    """One count of `result_summary` (0 when absent)."""
     summary = op.result_summary if isinstance(op.result_summary, dict) else {}
-    return int(summary.get("failed") or 0)
+    return int(summary.get(name) or 0)
+
+
+def has_output(op: Operation) -> bool:
+    """A stored result (inline or in the result store): a success's, or the part a job that
+    ended early (cancelled, failed) finished first."""
+    return op.result is not None or op.result_ref is not None
+
+
+def failed_with_output(op: Operation) -> bool:
+    """A failed job's kept partial output: stored, and some items succeeded (a row from
+    before no-success output was dropped may hold an empty output: nothing to offer)."""
+    return op.state == State.FAILED and has_output(op) and summary_count(op, "succeeded") > 0
+
+
+def not_succeeded(op: Operation) -> int:
+    """Items that did not succeed: those that ran and failed, and those never processed."""
+    return summary_count(op, "failed") + summary_count(op, "not_processed")
+
+
+def _not_succeeded_words(op: Operation) -> str:
+    failed, never = summary_count(op, "failed"), summary_count(op, "not_processed")
+    parts = [f"{failed} items {W.FAILED}"] if failed else []
+    if never:
+        parts.append(f"{never} items were never processed (expired or cancelled)")
+    return " and ".join(parts)
 
 
 def iso(ts: datetime | None) -> str | None:
@@ -119,7 +145,7 @@ def message_for(
     status_url = f"/v1/operations/{oid}"
     what = f"The {op.kind} job"
     if state == State.SUCCEEDED:
-        n_failed = failed_items(op)
+        n_failed = not_succeeded(op)
         late = (
             " The cancel request came too late: the job finished first."
             if (op.cancel_requested_at is not None)
@@ -128,10 +154,10 @@ def message_for(
         if n_failed:
             act = _action(f"GET {status_url}/errors", "get_errors", mcp)
             return (
-                f"{what} {W.HAS_FINISHED}, but {n_failed} items {W.FAILED} "
-                f"({W.WITH_ERRORS}).{late} Review the failed items at "
+                f"{what} {W.HAS_FINISHED}, but {_not_succeeded_words(op)} "
+                f"({W.WITH_ERRORS}).{late} Review the items that did not succeed at "
                 f"{W.how_to_call(act.call, act.tool)} before reporting, and report the "
-                "succeeded part and the failed items together.",
+                "succeeded part and the items that did not succeed together.",
                 act,
             )
         act = _action(f"GET {status_url}/result", "get_result", mcp)
@@ -143,11 +169,20 @@ def message_for(
         )
     if state == State.FAILED:
         reason = op.error.get("message") if isinstance(op.error, dict) else None
-        return (
+        said = (
             f"{what} {W.HAS_FINISHED} and {W.FAILED}{': ' + reason if reason else ''}. "
             f"Do not report success. {W.REPORT_THE_FAILURE}; start a new operation only if "
-            "the input should change or the failure was transient.",
-            None,
+            "the input should change or the failure was transient."
+        )
+        if not failed_with_output(op):
+            return said, None
+        act = _action(f"GET {status_url}/result", "get_result", mcp)
+        return (
+            f"{said} {summary_count(op, 'succeeded')} items were done before it "
+            f"failed: that partial output is kept at {W.how_to_call(act.call, act.tool)}. "
+            "It is NOT a success: report it only as the part done of a failed job; the "
+            "items that failed or never ran are not in it.",
+            act,
         )
     if state == State.ABANDONED:
         return (
@@ -161,12 +196,11 @@ def message_for(
             f"{what} {W.HAS_FINISHED}: it was {W.CANCELLED}, and the provider confirmed it. "
             "It did not succeed: do not report success; report that it was cancelled."
         )
-        if op.result is None and op.result_ref is None:
+        if not has_output(op):
             return said, None
-        summary = op.result_summary if isinstance(op.result_summary, dict) else {}
         act = _action(f"GET {status_url}/result", "get_result", mcp)
         return (
-            f"{said} {summary.get('succeeded', 'Some')} items were done before the cancel: "
+            f"{said} {summary_count(op, 'succeeded') or 'Some'} items were done before the cancel: "
             f"that partial output is kept at {W.how_to_call(act.call, act.tool)}; the items "
             "that failed or never ran are not in it.",
             act,
@@ -244,7 +278,7 @@ def to_body(
         result=result,
         result_url=f"/v1/operations/{op.id}/result" if done_ok else None,
         result_summary=summary,
-        errors_url=f"/v1/operations/{op.id}/errors?limit=50" if failed_items(op) else None,
+        errors_url=f"/v1/operations/{op.id}/errors?limit=50" if not_succeeded(op) else None,
         error=_error(op),
         trace_id=op.trace_id,
         labels=op.labels or {},

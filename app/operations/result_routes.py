@@ -16,8 +16,9 @@ from app.operations import cursors, error_docs
 from app.operations import repository as repo
 from app.operations.endpoints import ERRORS, Caller, body_json, context_of, present
 from app.operations.models import Operation
-from app.operations.presenter import agent_status
+from app.operations.presenter import agent_status, failed_with_output, has_output
 from app.operations.queries import get as load
+from app.operations.schemas import ResultBody, ResultSummary
 from app.operations.states import State
 
 router = APIRouter(prefix="/v1", tags=["operations"])
@@ -28,7 +29,12 @@ _POSITION = {"json_schema_extra": {"pattern": r"^(0|[1-9][0-9]{0,8})$"}}  # chec
 @router.get(
     "/operations/{op_id}/result",
     operation_id="getOperationResult",
-    responses={**ERRORS, **error_docs.responses("result_not_available")},
+    response_model=None,
+    responses={
+        200: {"model": ResultBody, "description": "The result, or a kept partial output"},
+        **ERRORS,
+        **error_docs.responses("result_not_available"),
+    },
 )
 async def get_result(op_id: str, request: Request, who: Caller) -> Response:
     """The result, only once collected and checked; otherwise 409 saying why."""
@@ -44,13 +50,15 @@ async def get_result(op_id: str, request: Request, who: Caller) -> Response:
         )
         err.operation = body_json(op, ctx)
         raise err
+    summary = op.result_summary if isinstance(op.result_summary, dict) else None
     payload = {
         "operation_id": op.id,
         "status": agent_status(op),
+        "message": present(op, ctx, ctx.now()).message,
         "result": op.result,
         "size": op.result_size,
         "sha256": op.result_sha256,
-        "result_summary": op.result_summary,
+        "result_summary": ResultSummary.model_validate(summary).model_dump() if summary else None,
     }
     if op.result_ref:  # a large stored result: read, parse and encode it off the event loop
         text = await asyncio.to_thread(_with_stored_result, ctx, op.result_ref, payload)
@@ -60,10 +68,13 @@ async def get_result(op_id: str, request: Request, who: Caller) -> Response:
 
 
 def kept_result(op: Operation) -> bool:
-    """A result to offer: a succeeded operation's, or the part a cancelled job did first."""
+    """A result to offer: a succeeded operation's, or the part a cancelled or failed job
+    finished first (offered with its own `status`, never as a success)."""
     if op.state == State.SUCCEEDED:
         return True
-    return op.state == State.CANCELLED and (op.result is not None or op.result_ref is not None)
+    if op.state == State.CANCELLED:
+        return has_output(op)
+    return failed_with_output(op)
 
 
 def _with_stored_result(ctx: AppContext, ref: str, payload: dict[str, Any]) -> str:

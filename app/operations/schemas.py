@@ -20,18 +20,49 @@ class DeadlinesIn(BaseModel):
     cancel_seconds: float | None = Field(default=None, gt=0, le=7 * 86400)
 
 
+class ValidationIn(BaseModel):
+    """Checks the result must pass before `succeeded`, beside the profile's own."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    json_schema: JsonObject | None = Field(
+        default=None, description="A JSON Schema the collected result must match."
+    )
+    max_bytes: int | None = Field(
+        default=None,
+        gt=0,
+        description="The largest result accepted; never more than the profile's own bound.",
+    )
+    require_counts: bool = Field(
+        default=False,
+        description="Item counts must add up (processed = succeeded + failed + not_processed).",
+    )
+
+
 class CreateOperationRequest(BaseModel):
-    """Start an operation. The `Idempotency-Key` header is required."""
+    """Start an operation. The `Idempotency-Key` header is required.
+
+    `input` is the provider's (the profile sends what it names of it); every other field
+    is a gateway-side option and sits beside `input`, never inside it: an option's name
+    at the top of `input` is refused (422 `gateway_option_in_input`) unless the provider's
+    profile sends that input field by name."""
 
     model_config = ConfigDict(extra="forbid")
 
     provider: str = Field(min_length=1, max_length=64, pattern=NO_NUL)
     kind: str = Field(min_length=1, max_length=64, pattern=NO_NUL)
-    input: JsonObject
+    input: JsonObject = Field(description="The provider's input; no gateway options in it.")
     deadlines: DeadlinesIn | None = None
     callback_url: HttpUrl | None = None
     labels: dict[Text, Text] = Field(default_factory=dict, max_length=MAX_LABELS)
     approval: JsonObject | None = None
+    validation: ValidationIn | None = None
+
+
+# The create request's gateway-side options: never read from `input`, never sent.
+GATEWAY_OPTIONS = tuple(f for f in CreateOperationRequest.model_fields if f not in (
+    "provider", "kind", "input"
+))  # fmt: skip
 
 
 class NextAction(BaseModel):
@@ -69,6 +100,20 @@ class Guarantees(BaseModel):
     )
 
 
+class ResultSummary(BaseModel):
+    """Item counts of a result, when the provider reports them. Only `succeeded` items
+    are done: `failed` and `not_processed` ones never are, whatever the job's state."""
+
+    processed: int = Field(default=0, description="Every item the job had (its total).")
+    succeeded: int = Field(default=0, description="Items that ran and succeeded.")
+    failed: int = Field(default=0, description="Items that ran and failed.")
+    not_processed: int = Field(
+        default=0,
+        description="Items that never ran (expired, cancelled before they started, or "
+        "never accounted for by the provider).",
+    )
+
+
 class OperationBody(BaseModel):
     """The operation as an agent sees it (SPEC section 4)."""
 
@@ -95,7 +140,7 @@ class OperationBody(BaseModel):
     progress: ProgressOut | None
     result: Any = None
     result_url: str | None = None
-    result_summary: dict[str, Any] | None = None
+    result_summary: ResultSummary | None = None
     errors_url: str | None = None
     error: ErrorOut | None = None
     trace_id: str
@@ -120,6 +165,19 @@ class OperationBody(BaseModel):
         "on every body (create, GET, list, wait, SSE, MCP, callbacks). Only a /wait that "
         "ended before the operation did says `timed_out` (the job continues).",
     )
+
+
+class ResultBody(BaseModel):
+    """`GET /result`: the collected result of a `succeeded` operation, or the partial
+    output a `cancelled` or `failed` one kept (which is NOT a success)."""
+
+    operation_id: str
+    status: Literal["succeeded", "completed_with_errors", "cancelled", "failed"]
+    message: str
+    result: Any = None
+    size: int | None = None
+    sha256: str | None = None
+    result_summary: ResultSummary | None = None
 
 
 class OperationList(BaseModel):

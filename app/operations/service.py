@@ -24,6 +24,7 @@ from app.core.ssrf import check_callback_url
 from app.operations import repository as repo
 from app.operations.driver.runner import process
 from app.operations.driver.single_create import INTAKE_LEASE_TOKEN
+from app.operations.gateway_options import check_input
 from app.operations.models import Operation
 from app.operations.repository import Fence
 from app.operations.schemas import CreateOperationRequest
@@ -102,6 +103,7 @@ async def create(
     """Returns (operation, replayed). A valid W3C `traceparent` sets the trace id."""
     key = check_key(key)
     check_target(ctx, req)
+    check_input(ctx.profiles[req.provider], req.kind, req.input)
     fp = fingerprint(req.provider, req.kind, req.input)
     async with ctx.db.read() as session:
         existing = await repo.get_by_key(session, principal, key)
@@ -206,6 +208,7 @@ def _new_operation(
         callback_url=str(req.callback_url) if req.callback_url else None,
         labels=req.labels,
         approval=req.approval,
+        validation=req.validation.model_dump(exclude_none=True) if req.validation else None,
         created_at=now,
         updated_at=now,
     )

@@ -148,16 +148,19 @@ class Counts:
         return getattr(self, name) if name in COUNT_NAMES else None
 
     def as_items(self) -> dict[str, int] | None:
-        """The driver's ``processed / succeeded / failed``: everything that did not succeed
-        (failed, never processed, unaccounted for) is counted as failed."""
+        """The driver's ``processed / succeeded / failed / not_processed``: ``failed`` is
+        what ran and failed; ``not_processed`` what never ran (expired, cancelled) plus
+        any items of ``total`` no count accounts for (never shown to have run)."""
         if not self.known():
             return None
         items: dict[str, int] = {}
         if self.succeeded is not None:
             items["succeeded"] = self.succeeded
+        if self.failed is not None:
+            items["failed"] = self.failed
         missing = max(self.unaccounted() or 0, 0)
-        if self.failed is not None or self.not_processed is not None or missing:
-            items["failed"] = (self.failed or 0) + (self.not_processed or 0) + missing
+        if self.not_processed is not None or missing:
+            items["not_processed"] = (self.not_processed or 0) + missing
         processed = self.total
         if processed is None:
             processed = sum(v for v in (self.succeeded, self.failed, self.not_processed) if v)

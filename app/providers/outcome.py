@@ -3,8 +3,9 @@
 One pure table, read top to bottom, first matching row wins. It is the whole rule for
 "may an agent report success?": only ``succeeded`` may, and only when every item the
 provider knew of succeeded. Items that failed or were never processed (expired,
-cancelled) make a result ``completed_with_errors`` at best; a job that ended (cancelled,
-expired, failed) with some items done keeps that partial output and offers it.
+cancelled) make a result ``completed_with_errors`` at best; ``result_summary`` counts
+them apart (``failed`` ran and failed, ``not_processed`` never ran). A job that ended
+(cancelled, expired, failed) with some items done keeps that partial output and offers it.
 docs/profiles.md shows the same table (a unit test keeps them equal).
 """
 
@@ -61,6 +62,11 @@ def _some_failed(c: Counts | None) -> bool:
     return c is not None and (c.failed or 0) > 0
 
 
+def _some_not_processed(c: Counts | None) -> bool:
+    # Items that never ran (expired, cancelled), and items no count accounts for.
+    return c is not None and ((c.not_processed or 0) > 0 or (c.unaccounted() or 0) > 0)
+
+
 def _no_counts(c: Counts | None) -> bool:
     return c is None or not c.known()
 
@@ -76,6 +82,7 @@ CONDITIONS: dict[str, tuple[Callable[[Counts | None], bool], str]] = {
     "none_succeeded": (_none_succeeded, "items exist and none succeeded"),
     "some_succeeded": (_some_succeeded, "at least one item succeeded"),
     "some_failed": (_some_failed, "at least one item failed"),
+    "some_not_processed": (_some_not_processed, "at least one item never ran (`not_processed`)"),
 }
 
 R = ResultClass
@@ -100,9 +107,11 @@ TABLE: tuple[Row, ...] = (
     Row(_DONE_OK, "all_succeeded", R.SUCCEEDED, True, False,
         "every item succeeded: success once collected and checked"),
     Row(_DONE_OK, "none_succeeded", R.FAILED, True, False,
-        "no item succeeded: failed; the failed items are collected for /errors"),
+        "no item succeeded (each failed or never ran): failed; items collected for /errors"),
+    Row(_DONE_OK, "some_not_processed", R.COMPLETED_WITH_ERRORS, True, True,
+        "some items never ran (`not_processed`): the rest is kept and offered, never success"),
     Row(_DONE_OK, "any", R.COMPLETED_WITH_ERRORS, True, True,
-        "some items failed or never ran: the rest is kept and offered, never success"),
+        "some items failed, or the counts disagree: the rest is kept and offered, never success"),
     Row((RemoteClass.FAILED,), "some_succeeded", R.FAILED, True, True,
         "the job failed after some items succeeded: failed, partial output kept and offered"),
     Row((RemoteClass.FAILED,), "some_failed", R.FAILED, True, False,

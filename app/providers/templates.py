@@ -88,6 +88,30 @@ def references(template: Any) -> set[str]:
     return found
 
 
+def input_fields(template: Any) -> set[str] | None:
+    """The top-level members of ``input`` a template sends (``$input/requests`` sends
+    ``requests``); None when it sends ``$input`` whole, so every member reaches the provider."""
+    found: set[str] = set()
+    for name, pointer, _ in _all_refs(template):
+        if name != "input":
+            continue
+        if not pointer:
+            return None
+        found.add(pointers.parse(pointer)[0])
+    return found
+
+
+def _all_refs(template: Any) -> Iterator[tuple[str, str, str | None]]:
+    if isinstance(template, dict):
+        for value in template.values():
+            yield from _all_refs(value)
+    elif isinstance(template, list):
+        for value in template:
+            yield from _all_refs(value)
+    elif isinstance(template, str):
+        yield from _string_refs(template)
+
+
 def check(template: Any, allowed: Collection[str]) -> None:
     """Refuse a template that names anything outside ``allowed``."""
     unknown = sorted(references(template) - set(allowed))

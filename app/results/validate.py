@@ -17,7 +17,7 @@ class Rules:
     checksum: str = "none"  # none | sha256_rfc8785
     max_bytes: int | None = None
     json_schema: dict[str, Any] | None = None
-    require_counts: bool = False  # processed == succeeded + failed
+    require_counts: bool = False  # processed == succeeded + failed + not_processed
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,7 @@ def check(
             return bad("schema_mismatch", f"result does not match its schema: {exc.message}")
     if items and rules.require_counts:
         processed = items.get("processed", 0)
-        if processed != items.get("succeeded", 0) + items.get("failed", 0):
+        parts = ("succeeded", "failed", "not_processed")
+        if processed != sum(items.get(k, 0) for k in parts):
             return bad("item_counts_inconsistent", f"item counts do not add up: {items}")
     return Verdict(True, size=size, sha256=digest)

@@ -158,3 +158,30 @@ async def test_a_second_gateway_process_reads_it_on_postgresql(
             listed = await call(on_b, "list_operations")
     assert (ended.structured_content or {})["outcome"] == "succeeded", text_of(ended)
     assert op_id in [op["operation_id"] for op in (listed.structured_content or {})["items"]]
+
+
+async def test_validation_goes_beside_input_and_a_failed_jobs_part_is_no_success(
+    gateway_url: str,
+) -> None:
+    schema = {"type": "object", "required": ["no_such_member"]}
+    async with mcp_session(gateway_url) as client:
+        checked = await call(
+            client,
+            "start_operation",
+            **start_args({"name": "fast"}, validation={"json_schema": schema}),
+        )
+        assert not checked.is_error, text_of(checked)
+        op_id = (checked.structured_content or {})["operation_id"]
+        judged = await call(client, "wait_for_operation", operation_id=op_id, timeout_seconds=20)
+        failed = await call(
+            client, "start_operation", **start_args({"name": "failed_partial", "polls": 0})
+        )
+        failed_id = (failed.structured_content or {})["operation_id"]
+        await call(client, "wait_for_operation", operation_id=failed_id, timeout_seconds=20)
+        kept = await call(client, "get_result", operation_id=failed_id)
+    assert (judged.structured_content or {})["state"] == "result_validation_failed"
+    assert not kept.is_error, text_of(kept)
+    assert (kept.structured_content or {})["status"] == "failed"
+    words = text_of(kept)
+    assert "NOT a success" in words and "partial output" in words, words
+    assert "checked result" not in words

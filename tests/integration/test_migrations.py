@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 import pytest
+import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, inspect
@@ -46,6 +48,39 @@ def test_models_match_the_migrations(database_url: str) -> None:
     finally:
         engine.dispose()
     assert drift == [], drift
+
+
+def test_0008_moves_the_checks_out_of_input(database_url: str) -> None:
+    """An operation created when `validation` was read from `input` keeps its checks."""
+    cfg = alembic_config(database_url)
+    command.downgrade(cfg, "0007")
+    now = datetime.now(UTC)
+    checks = {"json_schema": {"type": "object"}, "max_bytes": 1000}
+    common = dict(
+        principal="p", fingerprint="f", provider="mock", kind="report", trace_id="tr",
+        state="observing", version=0, create_deadline_at=now, result_deadline_at=now,
+        poll_attempt=0, lease_token=0, created_at=now, updated_at=now,
+    )  # fmt: skip
+    engine = create_engine(sync_url(database_url))
+    try:
+        with engine.begin() as conn:
+            table = sa.Table("operations", sa.MetaData(), autoload_with=conn)
+            conn.execute(
+                table.insert(),
+                [
+                    {**common, "id": "op_checked", "idempotency_key": "k1",
+                     "provider_token": "t1", "input": {"validation": checks}},
+                    {**common, "id": "op_plain", "idempotency_key": "k2",
+                     "provider_token": "t2", "input": {"scenario": {"name": "fast"}}},
+                ],
+            )  # fmt: skip
+        upgrade(database_url)
+        with engine.connect() as conn:
+            table = sa.Table("operations", sa.MetaData(), autoload_with=conn)
+            rows = dict(conn.execute(sa.select(table.c.id, table.c.validation)).all())
+    finally:
+        engine.dispose()
+    assert rows == {"op_checked": checks, "op_plain": None}
 
 
 @pytest.mark.postgres_only

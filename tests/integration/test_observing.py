@@ -72,7 +72,12 @@ async def test_partial_results_report_counts_and_page_errors(gateway: Gateway) -
     r = await gateway.start({"name": "partial_results", "processed": 20000, "failed": 140})
     final = await gateway.run_until_done(r.json()["operation_id"], step=61)
     assert final["status"] == "completed_with_errors"
-    assert final["result_summary"] == {"processed": 20000, "succeeded": 19860, "failed": 140}
+    assert final["result_summary"] == {
+        "processed": 20000,
+        "succeeded": 19860,
+        "failed": 140,
+        "not_processed": 0,
+    }
     assert "review" in final["message"].lower()
     seen, cursor, pages = 0, None, 0
     while True:

@@ -90,6 +90,7 @@ EXPECTED: dict[str, str] = {
     "sync": "succeeded",
     "slow": "succeeded",
     "late_failure": "failed",
+    "failed_partial": "failed",  # its kept partial output is named, never as a success
     "never_finishes": "still running",
     "rate_limited": "succeeded",
     "lost_create_response": "succeeded",

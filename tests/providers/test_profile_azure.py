@@ -42,7 +42,7 @@ async def test_succeeded_job_is_collected_inline(fake: Fake) -> None:
     assert (done.remote_state, done.remote_class) == ("succeeded", RemoteClass.SUCCEEDED)
     got = await fake.client.result(fake.profile, found.remote_job_id or "", trace_id="t")
     assert got.outcome is Outcome.OK and len(got.result) == 2
-    assert got.items == {"succeeded": 2, "failed": 0, "processed": 2}
+    assert got.items == {"succeeded": 2, "failed": 0, "not_processed": 0, "processed": 2}
     assert outcome(done.remote_class, got.counts).result is ResultClass.SUCCEEDED
 
 

@@ -53,7 +53,12 @@ async def test_success_collects_the_jsonl_output_and_counts(fake: Fake) -> None:
     got = await fake.client.result(fake.profile, created.remote_job_id or "", trace_id="t")
     assert got.outcome is Outcome.OK
     assert sorted(r["custom_id"] for r in got.result) == ["a", "b", "c"]
-    assert got.failed_items == [] and got.items == {"succeeded": 3, "failed": 0, "processed": 3}
+    assert got.failed_items == [] and got.items == {
+        "succeeded": 3,
+        "failed": 0,
+        "not_processed": 0,
+        "processed": 3,
+    }
     output, errors = got.documents
     assert (output.name, output.lines, output.complete, output.sha256 is not None) == (
         "output",
@@ -79,7 +84,7 @@ async def test_partial_run_lists_failed_items_from_the_error_file(fake: Fake) ->
     [failed] = got.failed_items
     assert (failed["id"], failed["status"], failed["document"]) == ("b", 404, "errors")
     assert failed["error"]["code"] == "model_not_found"
-    assert got.items == {"succeeded": 1, "failed": 1, "processed": 2}
+    assert got.items == {"succeeded": 1, "failed": 1, "not_processed": 0, "processed": 2}
     verdict = outcome(done.remote_class, got.counts)
     assert (verdict.result, verdict.keep_partial) == (ResultClass.COMPLETED_WITH_ERRORS, True)
 
@@ -110,7 +115,7 @@ async def test_expired_batch_keeps_what_was_done_and_names_what_never_ran(fake: 
     assert [r["custom_id"] for r in got.result] == ["a"]
     [expired] = got.failed_items
     assert (expired["id"], expired["error"]["code"]) == ("slow", "batch_expired")
-    assert got.items == {"succeeded": 1, "failed": 1, "processed": 2}
+    assert got.items == {"succeeded": 1, "failed": 0, "not_processed": 1, "processed": 2}
     verdict = outcome(done.remote_class, got.counts)
     assert verdict.result is ResultClass.COMPLETED_WITH_ERRORS and verdict.keep_partial
 

@@ -156,6 +156,22 @@ def test_wait_holds_its_read_timeout_past_the_wait_and_marks_timed_out() -> None
     assert seen["timeout"]["read"] == 55.0
 
 
+def test_gateway_options_are_sent_beside_input_never_inside_it() -> None:
+    sent: list[Any] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        return httpx.Response(202, json=body())
+
+    check = {"json_schema": {"type": "object"}, "require_counts": True}
+    with client(handler) as jg:
+        jg.start("mock", "report", {"x": 1}, idempotency_key="k", labels={"a": "b"},
+                 validation=check)  # fmt: skip
+    [request] = sent
+    assert request["input"] == {"x": 1}
+    assert (request["labels"], request["validation"]) == ({"a": "b"}, check)
+
+
 def test_needs_attention_right_at_the_start_needs_no_wait() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         assert request.method == "POST"

@@ -124,6 +124,19 @@ def test_partial_results() -> None:
     assert len(set(indices)) == 3 and all(0 <= i < 10 for i in indices)
 
 
+def test_failed_partial_fails_after_the_items_it_finished() -> None:
+    s = scenario("failed_partial", processed=10, succeeded=4)
+    decisions = run_status(s, 2)
+    assert [d.state for d in decisions] == ["running", "failed"]
+    assert decisions[1].progress == (4, 10) and decisions[1].error is not None
+    result = sc.build_result(s, "job_x", "report")
+    assert result["items"] == {"processed": 10, "succeeded": 4, "failed": 1}
+    assert [f["index"] for f in result["failed_items"]] == [4]
+    assert len(result["data"]["rows"]) == 4
+    assert sc.decide_result(s, "failed", 1) == "ok"  # the part done is served
+    assert sc.decide_result(scenario("late_failure"), "failed", 1) == "not_finished"
+
+
 def test_webhook_duplicate_is_slow_with_one_poll() -> None:
     assert [d.state for d in run_status(scenario("webhook_duplicate"), 2)] == [
         "running",

@@ -155,9 +155,15 @@ def test_missing_counts_are_zero_only_when_the_profile_says_so() -> None:
         CountsSpec()
 
 
-def test_legacy_items_count_everything_not_succeeded_as_failed() -> None:
-    expired = Counts(total=100, succeeded=60, failed=0, not_processed=40)
-    assert expired.as_items() == {"succeeded": 60, "failed": 40, "processed": 100}
+def test_items_count_what_never_ran_apart_from_what_failed() -> None:
+    expired = Counts(total=100, succeeded=60, failed=2, not_processed=38)
+    assert expired.as_items() == {
+        "succeeded": 60,
+        "failed": 2,
+        "not_processed": 38,
+        "processed": 100,
+    }
+    # Items of the total no count accounts for were never shown to have run.
     unaccounted = Counts(total=10, succeeded=7)
-    assert unaccounted.as_items() == {"succeeded": 7, "failed": 3, "processed": 10}
+    assert unaccounted.as_items() == {"succeeded": 7, "not_processed": 3, "processed": 10}
     assert Counts().as_items() is None

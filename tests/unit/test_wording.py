@@ -56,6 +56,13 @@ def _variants() -> list[tuple[str, Operation, bool]]:
     out.append(("observing/cancel-requested", _op(State.OBSERVING, cancel_requested_at=NOW), False))
     failed = _op(State.FAILED, error={"code": "invalid_input", "message": "bad input"})
     out.append(("failed/with-reason", failed, False))
+    kept = _op(
+        State.FAILED,
+        error={"code": "remote_failed", "message": "the job failed after 4 of 10 items"},
+        result={"rows": [1, 2, 3, 4]},
+        result_summary={"processed": 10, "succeeded": 4, "failed": 1, "not_processed": 5},
+    )
+    out.append(("failed/partial-output", kept, False))
     return out
 
 
@@ -115,3 +122,14 @@ def test_next_action_names_the_mcp_tool_only_when_mcp_is_on() -> None:
     assert rest.next_action.call == mcp.next_action.call == "GET /v1/operations/op_01TEST/wait"
     assert rest.next_action.tool is None and "wait_for_operation" not in rest.message
     assert mcp.next_action.tool == "wait_for_operation" and "wait_for_operation" in mcp.message
+
+
+def test_a_failed_job_offers_its_output_only_when_some_items_succeeded() -> None:
+    part = {"processed": 10, "succeeded": 4, "failed": 1, "not_processed": 5}
+    kept = to_body(_op(State.FAILED, result={"rows": [1]}, result_summary=part), NOW)
+    assert kept.next_action is not None and kept.next_action.call.endswith("/result")
+    assert "4 items were done before it failed" in kept.message
+    # A row stored before an all-failed job's empty output was dropped: nothing offered.
+    none = {"processed": 2, "succeeded": 0, "failed": 2, "not_processed": 0}
+    empty = to_body(_op(State.FAILED, result=[], result_summary=none), NOW)
+    assert empty.next_action is None and "partial output" not in empty.message

@@ -18,17 +18,20 @@ if TYPE_CHECKING:
     from app.providers.profile import Profile
 
 
+_OUTPUT_FIELDS = ("result", "result_ref", "result_size", "result_sha256")
+SUMMARY_KEYS = ("processed", "succeeded", "failed", "not_processed")  # `result_summary`
 OFFLOAD_BYTES = 256 * 1024  # results carried in more bytes than this are checked in a thread
 
 
 def rules_for(profile: Profile, op: Operation) -> Rules:
-    """Profile defaults, tightened by what the operation asked for in `input.validation`."""
-    asked = op.input.get("validation") if isinstance(op.input, dict) else None
-    asked = asked if isinstance(asked, dict) else {}
+    """Profile defaults, tightened by the create request's `validation` (beside `input`,
+    never read from it: `input` is the provider's)."""
+    asked = op.validation if isinstance(op.validation, dict) else {}
     schema = asked.get("json_schema")
+    bound = profile.validation.max_bytes
     return Rules(
         checksum=profile.validation.checksum,
-        max_bytes=int(asked.get("max_bytes") or profile.validation.max_bytes),
+        max_bytes=min(int(asked.get("max_bytes") or bound), bound),
         json_schema=schema if isinstance(schema, dict) else None,
         require_counts=bool(asked.get("require_counts", False)),
     )
@@ -160,9 +163,12 @@ async def _judge(
     if _verdict(op, res) is ResultClass.FAILED:
         summary = fields.setdefault("result_summary", _summary(res))
         if summary["succeeded"] == 0:
+            # Nothing usable: no output is kept, so none is offered (`GET /result` is 409).
+            for name in _OUTPUT_FIELDS:
+                fields.pop(name, None)
             fields["error"] = {
                 "code": "all_items_failed",
-                "message": f"every one of {summary['processed']} items failed",
+                "message": _none_succeeded(summary),
             }
         else:  # the job itself failed after some items: failed, the partial output kept
             fields["error"] = {
@@ -191,7 +197,16 @@ async def _judge(
 
 def _summary(res: CallResult) -> dict[str, int]:
     items = res.items or {}
-    return {k: int(items.get(k, 0)) for k in ("processed", "succeeded", "failed")}
+    return {k: int(items.get(k, 0)) for k in SUMMARY_KEYS}
+
+
+def _none_succeeded(summary: dict[str, int]) -> str:
+    if not summary.get("not_processed"):
+        return f"every one of {summary['processed']} items failed"
+    return (
+        f"none of {summary['processed']} items succeeded: {summary['failed']} failed, "
+        f"{summary['not_processed']} were never processed"
+    )
 
 
 def _verdict(op: Operation, res: CallResult) -> ResultClass | None:

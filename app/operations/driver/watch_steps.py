@@ -109,7 +109,8 @@ def decide_status(
                     {
                         "remote_class": cls.value,
                         "succeeded": counts.succeeded or 0,
-                        "failed": (counts.failed or 0) + (counts.not_processed or 0),
+                        "failed": counts.failed or 0,
+                        "not_processed": counts.not_processed or 0,
                     },
                 ),
                 {**fields, "poll_attempt": 0},

@@ -130,11 +130,15 @@ async def _scan_labels(
 
 def needs_human() -> Any:
     """What the attention inbox holds: needs-attention states, plus partial results
-    (succeeded with failed items) nobody has acknowledged. The whole condition is SQL."""
+    (succeeded with failed or never-processed items) nobody has acknowledged. The whole
+    condition is SQL."""
     partial = and_(
         OPS.c.state == State.SUCCEEDED.value,
         OPS.c.acknowledged_at.is_(None),
-        OPS.c.result_summary["failed"].as_integer() > 0,
+        or_(
+            OPS.c.result_summary["failed"].as_integer() > 0,
+            OPS.c.result_summary["not_processed"].as_integer() > 0,
+        ),
     )
     return or_(OPS.c.state.in_([s.value for s in NEEDS_ATTENTION]), partial)
 

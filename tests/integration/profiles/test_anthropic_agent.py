@@ -60,7 +60,12 @@ async def test_success_collects_and_validates_the_results(
     done = await finish(gateway, op_id)
     assert (done["state"], done["status"], done["outcome"]) == ("succeeded",) * 3, done
     assert done["remote_state"] == "ended" and done["error"] is None
-    assert done["result_summary"] == {"processed": 2, "succeeded": 2, "failed": 0}
+    assert done["result_summary"] == {
+        "processed": 2,
+        "succeeded": 2,
+        "failed": 0,
+        "not_processed": 0,
+    }
     r = await gateway.http.get(f"/v1/operations/{op_id}/result")
     assert r.status_code == 200, r.text
     result = r.json()
@@ -88,7 +93,12 @@ async def test_partial_run_lists_each_failed_item_with_the_providers_error(
         "completed_with_errors",
     ), done
     never_success(done)
-    assert done["result_summary"] == {"processed": 3, "succeeded": 2, "failed": 1}
+    assert done["result_summary"] == {
+        "processed": 3,
+        "succeeded": 2,
+        "failed": 1,
+        "not_processed": 0,
+    }
     assert done["errors_url"]
     result = (await gateway.http.get(f"/v1/operations/{op_id}/result")).json()
     assert sorted(line["custom_id"] for line in result["result"]) == ["ok", "ok2"]
@@ -106,7 +116,12 @@ async def test_every_request_failed_is_failed_with_the_items_listed(
     assert (done["state"], done["status"], done["outcome"]) == ("failed",) * 3, done
     never_success(done)
     assert done["error"]["code"] == "all_items_failed" and done["errors_url"]
-    assert done["result_summary"] == {"processed": 2, "succeeded": 0, "failed": 2}
+    assert done["result_summary"] == {
+        "processed": 2,
+        "succeeded": 0,
+        "failed": 2,
+        "not_processed": 0,
+    }
     assert (await gateway.http.get(f"/v1/operations/{op_id}/result")).status_code == 409
     failed = await errors_of(gateway, op_id)
     assert sorted(f["id"] for f in failed) == ["a", "b"]
@@ -122,7 +137,13 @@ async def test_expired_requests_keep_and_offer_the_part_that_was_done(
     done = await finish(gateway, op_id)
     assert (done["state"], done["outcome"]) == ("succeeded", "completed_with_errors"), done
     never_success(done)
-    assert done["result_summary"] == {"processed": 2, "succeeded": 1, "failed": 1}
+    assert "but 1 items were never processed (expired or cancelled)" in done["message"]
+    assert done["result_summary"] == {
+        "processed": 2,
+        "succeeded": 1,
+        "failed": 0,
+        "not_processed": 1,
+    }
     result = (await gateway.http.get(f"/v1/operations/{op_id}/result")).json()
     assert [line["custom_id"] for line in result["result"]] == ["ok"]
     [late] = await errors_of(gateway, op_id)
@@ -184,7 +205,12 @@ async def test_cancelled_after_some_requests_keeps_their_output_and_lists_the_re
     assert (done["state"], done["outcome"]) == ("cancelled", "cancelled"), done
     never_success(done)
     assert "partial output is kept" in done["message"]
-    assert done["result_summary"] == {"processed": 2, "succeeded": 1, "failed": 1}
+    assert done["result_summary"] == {
+        "processed": 2,
+        "succeeded": 1,
+        "failed": 0,
+        "not_processed": 1,
+    }
     r = await gateway.http.get(f"/v1/operations/{op_id}/result")
     assert r.status_code == 200, r.text
     assert [line["custom_id"] for line in r.json()["result"]] == ["done"]

@@ -49,7 +49,12 @@ async def test_done_with_response_is_succeeded_with_the_response(
     op_id = await start(gateway, "a.txt", "b.txt", targets=2)
     done = await finish(gateway, op_id)
     assert (done["state"], done["outcome"]) == ("succeeded", "succeeded"), done
-    assert done["result_summary"] == {"processed": 4000, "succeeded": 4000, "failed": 0}
+    assert done["result_summary"] == {
+        "processed": 4000,
+        "succeeded": 4000,
+        "failed": 0,
+        "not_processed": 0,
+    }
     result = (await gateway.http.get(f"/v1/operations/{op_id}/result")).json()
     assert result["result"]["translatedCharacters"] == "4000"
     assert KEY not in str(await history(gateway, op_id))
@@ -62,7 +67,12 @@ async def test_some_failed_characters_are_completed_with_errors(
     done = await finish(gateway, op_id)
     assert (done["state"], done["outcome"]) == ("succeeded", "completed_with_errors"), done
     never_success(done)
-    assert done["result_summary"] == {"processed": 2000, "succeeded": 1000, "failed": 1000}
+    assert done["result_summary"] == {
+        "processed": 2000,
+        "succeeded": 1000,
+        "failed": 1000,
+        "not_processed": 0,
+    }
 
 
 async def test_done_with_error_is_failed_at_once_with_googles_error(

@@ -84,7 +84,12 @@ async def test_success_collects_and_validates_the_jsonl_output(
     done = await finish(gateway, op_id)
     assert (done["state"], done["status"], done["outcome"]) == ("succeeded",) * 3, done
     assert done["remote_state"] == "completed" and done["error"] is None
-    assert done["result_summary"] == {"processed": 3, "succeeded": 3, "failed": 0}
+    assert done["result_summary"] == {
+        "processed": 3,
+        "succeeded": 3,
+        "failed": 0,
+        "not_processed": 0,
+    }
     r = await gateway.http.get(f"/v1/operations/{op_id}/result")
     assert r.status_code == 200, r.text
     result = r.json()
@@ -112,7 +117,12 @@ async def test_partial_run_lists_each_failed_item_with_the_providers_error(
         "completed_with_errors",
     ), done
     never_success(done)
-    assert done["result_summary"] == {"processed": 3, "succeeded": 2, "failed": 1}
+    assert done["result_summary"] == {
+        "processed": 3,
+        "succeeded": 2,
+        "failed": 1,
+        "not_processed": 0,
+    }
     assert done["errors_url"]
     result = (await gateway.http.get(f"/v1/operations/{op_id}/result")).json()
     assert sorted(line["custom_id"] for line in result["result"]) == ["a", "c"]
@@ -132,7 +142,12 @@ async def test_every_request_failed_is_failed_with_the_items_listed(
     never_success(done)
     assert done["error"]["code"] == "all_items_failed"
     assert done["errors_url"]
-    assert done["result_summary"] == {"processed": 2, "succeeded": 0, "failed": 2}
+    assert done["result_summary"] == {
+        "processed": 2,
+        "succeeded": 0,
+        "failed": 2,
+        "not_processed": 0,
+    }
     assert (await gateway.http.get(f"/v1/operations/{op_id}/result")).status_code == 409
     failed = await errors_of(gateway, op_id)
     assert sorted(f["id"] for f in failed) == ["a", "b"]
@@ -149,11 +164,22 @@ async def test_expired_batch_keeps_and_offers_the_part_that_was_done(
     assert done["remote_state"] == "expired"
     assert (done["state"], done["outcome"]) == ("succeeded", "completed_with_errors"), done
     never_success(done)
-    assert done["result_summary"] == {"processed": 2, "succeeded": 1, "failed": 1}
+    assert "but 1 items were never processed (expired or cancelled)" in done["message"]
+    assert done["errors_url"]
+    assert done["result_summary"] == {
+        "processed": 2,
+        "succeeded": 1,
+        "failed": 0,
+        "not_processed": 1,
+    }
     result = (await gateway.http.get(f"/v1/operations/{op_id}/result")).json()
     assert [line["custom_id"] for line in result["result"]] == ["a"]
     [expired] = await errors_of(gateway, op_id)
     assert (expired["id"], expired["error"]["code"]) == ("slow", "batch_expired")
+    # A result with items never processed (none failed) waits in the attention inbox.
+    inbox = (await gateway.http.get("/v1/attention")).json()["items"]
+    [why] = [i["why"] for i in inbox if i["operation"]["operation_id"] == op_id]
+    assert why == "completed with errors: 0 items failed, 1 never processed"
 
 
 async def test_cancel_ends_cancelled_after_one_cancel_call(
@@ -219,8 +245,13 @@ async def test_cancelled_after_some_requests_keeps_and_offers_their_output(
     never_success(done)
     assert "partial output is kept" in done["message"]
     assert done["next_action"]["call"] == f"GET /v1/operations/{op_id}/result"
-    # "slow" never ran: not processed counts as not succeeded.
-    assert done["result_summary"] == {"processed": 2, "succeeded": 1, "failed": 1}
+    # "slow" never ran: counted as not_processed, never as succeeded (nor as failed).
+    assert done["result_summary"] == {
+        "processed": 2,
+        "succeeded": 1,
+        "failed": 0,
+        "not_processed": 1,
+    }
     r = await gateway.http.get(f"/v1/operations/{op_id}/result")
     assert r.status_code == 200, r.text
     kept = r.json()
