@@ -294,7 +294,12 @@ async def test_a_lost_create_answer_is_found_again_by_its_reference_and_not_rese
     never_success(made)
     done = await finish(gateway, op_id)
     assert (done["state"], done["status"], done["outcome"]) == ("succeeded",) * 3, done
-    assert done["result_summary"] == {"processed": 2, "succeeded": 2, "failed": 0}
+    assert done["result_summary"] == {
+        "processed": 2,
+        "succeeded": 2,
+        "failed": 0,
+        "not_processed": 0,
+    }
     job, _ = await job_of(fake, op_id)  # one create call carried the reference; one batch
     assert done["remote_job_id"] == job
     stats = (await fake.get("/_fake/stats")).json()
