@@ -84,12 +84,19 @@ class Observer:
         except Exception:  # one bad operation must not stop the others
             log.exception("processing %s failed", op.id)
 
-    async def _resume(self, op: Operation, fence: Fence) -> None:
+    async def _check_held(self, held: list[tuple[Operation, Fence]]) -> dict[str, bool | None]:
+        """One read for every held operation taken up at once (see `repo.held_unchanged`)."""
+        async with self.ctx.db.read() as session:
+            return await repo.held_unchanged(session, held)
+
+    async def _resume(
+        self, op: Operation, fence: Fence, check: asyncio.Task[dict[str, bool | None]]
+    ) -> None:
         """Step a held operation again: as held if its row is unchanged, else read afresh."""
         try:
-            async with self.ctx.db.read() as session:
-                same = await repo.held_unchanged(session, op, fence=fence)
-                if same is False:
+            same = (await check).get(op.id)
+            if same is False:
+                async with self.ctx.db.read() as session:
                     op = await repo.get(session, op.id) or op
         except Exception:
             log.exception("could not check held %s; its lease will lapse", op.id)
@@ -157,10 +164,17 @@ class Observer:
 
         def start_some() -> None:
             now = self.ctx.now()
-            while self._held and self._held[0][0] <= now and len(running) < self.slots:
+            due_now: list[tuple[Operation, Fence]] = []
+            while (
+                self._held and self._held[0][0] <= now and len(running) + len(due_now) < self.slots
+            ):
                 due, _, op, fence = heapq.heappop(self._held)
                 telemetry.held_poll(now, due)
-                launch(self._resume(op, fence))
+                due_now.append((op, fence))
+            if due_now:  # checked together: one read however many fell due at once
+                check = asyncio.ensure_future(self._check_held(due_now))
+                for op, fence in due_now:
+                    launch(self._resume(op, fence, check))
             while buffer and len(running) < self.slots:
                 launch(self._process(buffer.popleft()))
 

@@ -154,9 +154,11 @@ async def create(
         version=0,
     )  # fmt: skip
     faults.maybe_crash(ctx.settings, "after_intent_commit")
-    # The in-process observer, if one runs, takes the first poll over when it is due soon.
+    # The in-process observer, if one runs, takes the first poll over when it is due soon,
+    # or is told when it falls due (Holder.released): no claim is needed to find it.
     await process(ctx, op, Fence(op.lease_owner or "", op.lease_token), ctx.holder)
-    ctx.notifier.kick()
+    if ctx.holder is None:
+        ctx.notifier.kick()
     return op, False
 
 

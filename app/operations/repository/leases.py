@@ -78,16 +78,25 @@ async def release_unstarted(
     )
 
 
-async def held_unchanged(session: AsyncSession, op: Operation, *, fence: Fence) -> bool | None:
-    """Before a held operation's next step: None if the lease is no longer this fence's,
-    False if someone else wrote the row meanwhile (a cancel intent, an operator), True
-    if the row is still as this holder last wrote it. A few columns, not the row."""
+async def held_unchanged(
+    session: AsyncSession, held: list[tuple[Operation, Fence]]
+) -> dict[str, bool | None]:
+    """Before held operations' next steps, by id: None if the lease is no longer that
+    fence's, False if someone else wrote the row meanwhile (a cancel intent, an
+    operator), True if the row is still as its holder last wrote it. A few columns of
+    all of them in one statement, not the rows."""
     c = OPS.c
-    stmt = select(c.lease_owner, c.lease_token, *_WITNESSES).where(c.id == op.id)
-    row = (await session.execute(stmt)).first()
-    if row is None or (row.lease_owner, row.lease_token) != (fence.owner, fence.token):
-        return None
-    return all(row._mapping[w.name] == getattr(op, w.name) for w in _WITNESSES)
+    ids = [op.id for op, _ in held]
+    stmt = select(c.id, c.lease_owner, c.lease_token, *_WITNESSES).where(c.id.in_(ids))
+    rows = {row.id: row for row in (await session.execute(stmt)).all()}
+    out: dict[str, bool | None] = {}
+    for op, fence in held:
+        row = rows.get(op.id)
+        if row is None or (row.lease_owner, row.lease_token) != (fence.owner, fence.token):
+            out[op.id] = None
+        else:
+            out[op.id] = all(row._mapping[w.name] == getattr(op, w.name) for w in _WITNESSES)
+    return out
 
 
 # What another writer changes: an operator or a transition bumps `version`; a cancel
