@@ -55,6 +55,25 @@ async def test_many_waiters_share_one_reader(gateway: Gateway) -> None:
     assert gateway.stats(token)["jobs"][job]["status_calls"] == 4  # waiters add no polls
 
 
+async def test_polls_that_change_nothing_do_not_wake_the_shared_reader(gateway: Gateway) -> None:
+    """Only what may be the end is re-read: three "still running" polls and the move to
+    result collection (each announced as not done) cost the waiters no read."""
+    op_id = (await gateway.start({"name": "slow", "polls": 3})).json()["operation_id"]
+    waiter = asyncio.create_task(
+        gateway.http.get(f"/v1/operations/{op_id}/wait", params={"timeout": 30})
+    )
+    await asyncio.sleep(0)
+    reads = gateway.app.state.waits.total_reads
+    for _ in range(30):
+        await gateway.tick(61)
+        await asyncio.sleep(0)
+        if waiter.done():
+            break
+    assert (await waiter).json()["outcome"] == "succeeded"
+    # The first read, the one at the end, and at most one timed re-read (every 1 s).
+    assert gateway.app.state.waits.total_reads - reads <= 3
+
+
 async def test_wait_timeout_is_not_success(gateway: Gateway) -> None:
     op_id = (await gateway.start({"name": "never_finishes"})).json()["operation_id"]
     r = await gateway.http.get(f"/v1/operations/{op_id}/wait", params={"timeout": 0.05})
