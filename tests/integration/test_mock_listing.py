@@ -102,9 +102,11 @@ def test_create_delay_answers_after_the_job_exists(client: httpx.Client) -> None
     with pytest.raises(httpx.ReadTimeout):
         client.post(
             "/v1/jobs",
-            json={"kind": "report", "input": {"scenario": {"create_delay_ms": 2000}}},
+            json={"kind": "report", "input": {"scenario": {"create_delay_ms": 6000}}},
             headers={"Idempotency-Key": "tok_slow"},
-            timeout=httpx.Timeout(5, read=0.5),  # ample time for the mock to store the job
+            # Ample time for the mock to store the job, even on a loaded machine: a client
+            # that gives up before the mock read the request leaves no job (seen at 0.5 s).
+            timeout=httpx.Timeout(5, read=2.5),
         )
     deadline = time.monotonic() + budget(QUICK_S)
     while not client.get("/_mock/stats", params={"token": "tok_slow"}).json()["jobs"]:
