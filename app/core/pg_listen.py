@@ -11,7 +11,9 @@ from app.core.notify import Notifier
 
 log = logging.getLogger(__name__)
 
-CHANNEL = "jobgate_ops"  # payload: the operation id; sent in the same transaction as the change
+# Payload: the operation id, then " open" when the change left it certainly not done;
+# sent in the same transaction as the change.
+CHANNEL = "jobgate_ops"
 RECONNECT_SECONDS = 2.0
 
 
@@ -30,7 +32,8 @@ async def listen_forever(database_url: str, notifier: Notifier) -> None:
             ) as conn:
                 await conn.execute(f"LISTEN {CHANNEL}")
                 async for note in conn.notifies():
-                    notifier.publish(note.payload)
+                    op_id, _, flag = note.payload.partition(" ")
+                    notifier.publish(op_id, done=False if flag == "open" else None)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the database restarting must not kill the gateway

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app import audit
 from app.operations.models import Operation
 from app.operations.repository.tables import HIST, ITEMS, OPS, Fence
-from app.operations.states import State
+from app.operations.states import State, is_done
 
 
 async def insert_operation(session: AsyncSession, op: Operation) -> None:
@@ -105,8 +105,10 @@ async def transition(
     )
     applied = await _one_row(session, stmt)
     if applied and session.get_bind().dialect.name == "postgresql":
-        # Delivered on commit, so listeners never see a change that rolled back.
-        await session.execute(select(func.pg_notify("jobgate_ops", op_id)))
+        # Delivered on commit, so listeners never see a change that rolled back. "open"
+        # says the operation is certainly not done (core/pg_listen.py).
+        payload = op_id if is_done(to) else f"{op_id} open"
+        await session.execute(select(func.pg_notify("jobgate_ops", payload)))
     return applied
 
 
