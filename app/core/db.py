@@ -18,6 +18,8 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from app.core import sqlite_one_hop
+
 SQLITE_BUSY_TIMEOUT_MS = 30_000  # writers queue behind each other instead of failing
 
 
@@ -74,6 +76,7 @@ def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
 
         @event.listens_for(engine.sync_engine, "connect")
         def _connect(dbapi_conn: Any, _rec: Any) -> None:
+            sqlite_one_hop.install(dbapi_conn)  # one trip to the driver's thread a statement
             dbapi_conn.isolation_level = None
             sqlite_pragmas(dbapi_conn)
 

@@ -1,0 +1,89 @@
+"""The SQLite engine makes one trip to aiosqlite's thread per statement, and none to
+reset a connection whose transaction already ended; results are unchanged."""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import aiosqlite.core
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.core.db import make_engine
+from app.core.sqlite_one_hop import OneHopConnection
+
+
+@pytest.fixture
+def trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[collections.Counter[str]]:
+    """Every call queued to an aiosqlite thread, by the function it runs."""
+    seen: collections.Counter[str] = collections.Counter()
+    real = aiosqlite.core.Connection._execute
+
+    async def counted(self: Any, fn: Any, *args: Any, **kw: Any) -> Any:
+        seen[getattr(fn, "__name__", "?")] += 1
+        return await real(self, fn, *args, **kw)
+
+    monkeypatch.setattr(aiosqlite.core.Connection, "_execute", counted)
+    yield seen
+
+
+@pytest.fixture
+async def engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+    eng = make_engine(f"sqlite:///{tmp_path}/t.db")
+    async with eng.begin() as conn:
+        await conn.exec_driver_sql("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT UNIQUE)")
+    yield eng
+    await eng.dispose()
+
+
+async def test_a_statement_is_one_trip_and_a_committed_connection_none_more(
+    engine: AsyncEngine, trips: collections.Counter[str]
+) -> None:
+    trips.clear()
+    async with engine.begin() as conn:
+        assert isinstance((await conn.get_raw_connection()).dbapi_connection, OneHopConnection)
+        await conn.execute(sa.text("INSERT INTO t (name) VALUES ('a')"))
+        rows = (await conn.execute(sa.text("SELECT name FROM t"))).all()
+    assert rows == [("a",)]
+    # BEGIN IMMEDIATE, INSERT, SELECT (each one trip, rows included), COMMIT; no cursor
+    # trips, no fetch trip, and no rollback when the connection goes back to the pool.
+    assert trips == {"_run": 3, "commit": 1}
+
+
+async def test_counts_rows_and_errors_are_those_of_the_driver(engine: AsyncEngine) -> None:
+    async with engine.begin() as conn:
+        res = await conn.execute(sa.text("INSERT INTO t (name) VALUES ('a')"))
+        assert res.lastrowid == 1
+        many = await conn.execute(
+            sa.text("INSERT INTO t (name) VALUES (:n)"), [{"n": "b"}, {"n": "c"}]
+        )
+        assert many.rowcount == 2
+        upd = await conn.execute(sa.text("UPDATE t SET name = name || '!' WHERE id > 1"))
+        assert upd.rowcount == 2
+        res = await conn.execute(sa.text("SELECT id, name FROM t ORDER BY id"))
+        assert list(res.keys()) == ["id", "name"]
+        assert res.all() == [(1, "a"), (2, "b!"), (3, "c!")]
+    with pytest.raises(IntegrityError):
+        async with engine.begin() as conn:
+            await conn.execute(sa.text("INSERT INTO t (name) VALUES ('a')"))
+
+
+async def test_a_transaction_left_open_is_still_rolled_back_on_return(
+    engine: AsyncEngine,
+) -> None:
+    """Rollback skips only connections with nothing open: one closed inside its
+    BEGIN IMMEDIATE is rolled back, or it would keep SQLite's write lock."""
+    conn = await engine.connect()
+    await conn.exec_driver_sql("INSERT INTO t (name) VALUES ('never')")  # begins
+    raw = (await conn.get_raw_connection()).dbapi_connection
+    assert raw is not None and raw._connection._conn.in_transaction
+    await conn.close()  # neither committed nor rolled back by the caller
+    assert raw is not None and not raw._connection._conn.in_transaction
+    async with engine.begin() as other:  # the write lock is free
+        rows = (await other.execute(sa.text("SELECT count(*) FROM t"))).scalar_one()
+    assert rows == 0
