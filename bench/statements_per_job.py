@@ -3,7 +3,8 @@
 The in-process gateway (its real observer loop) on a fresh SQLite database against the
 real mock provider, scenario `slow` (3 running polls), time scale 0.005; each job is
 created and then waited on until done before the next starts, so nothing is shared
-between jobs. Counts every statement the gateway's engine sends, by its first words.
+between jobs. Counts every statement the gateway's engine sends, by its first words, and every
+trip to aiosqlite's thread (what each statement, commit and rollback costs on top).
 
     .venv/bin/python bench/statements_per_job.py [--jobs 10]
 """
@@ -19,6 +20,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import aiosqlite.core
 import httpx
 from sqlalchemy import event
 
@@ -33,12 +35,27 @@ BODY = {"provider": "mock", "kind": "report", "input": {"scenario": {"name": "sl
 WORDS = 3  # a statement's kind: its first words (e.g. "INSERT INTO audit_log")
 
 
+TRIPS = "trips to aiosqlite's thread"
+
+
+def count_trips(seen: collections.Counter[str]) -> None:
+    """Count every function queued to an aiosqlite thread under `TRIPS`."""
+    real = aiosqlite.core.Connection._execute
+
+    async def counted(self: Any, fn: Any, *args: Any, **kw: Any) -> Any:
+        seen[TRIPS] += 1
+        return await real(self, fn, *args, **kw)
+
+    aiosqlite.core.Connection._execute = counted  # type: ignore[method-assign]
+
+
 async def count(url: str, mock_url: str, data: Path, jobs: int) -> collections.Counter[str]:
     settings = Settings(
         database_url=url, data_dir=data, auth="dev", mock_provider_url=mock_url, time_scale=0.005
     )
     app = create_app(settings)
     seen: collections.Counter[str] = collections.Counter()
+    count_trips(seen)
     async with app.router.lifespan_context(app):
         engine = app.state.ctx.db.engine.sync_engine
 
@@ -67,10 +84,12 @@ def main() -> None:
         upgrade(url)
         with mock_process(tmp) as mock_url:
             seen = asyncio.run(count(url, mock_url, tmp / "data", args.jobs))
+    trips = seen.pop(TRIPS, 0) / args.jobs
     per = {k: v / args.jobs for k, v in seen.most_common()}
     begins = sum(v for k, v in per.items() if k.startswith("BEGIN"))
     print(f"{args.jobs} jobs, one at a time: {sum(per.values()):.1f} statements per job")
     print(f"transactions per job: {begins:.1f}")
+    print(f"{TRIPS} per job: {trips:.1f}")
     for kind, n in per.items():
         print(f"  {n:6.1f}  {kind}")
 

@@ -7,7 +7,7 @@ recorded in history (in their own transaction) and never change the row.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -34,10 +34,13 @@ async def transition(
     fence: Fence | None,
     fields: dict[str, Any] | None = None,
     data: Any = None,
+    before: Sequence[dict[str, Any]] = (),
 ) -> bool:
     """Apply `op.state -> to`; raises TransitionRefused; False if someone else moved it.
 
-    On success the in-memory `op` is updated to match the row.
+    On success the in-memory `op` is updated to match the row, and the transition's
+    history row is written after `before` (rows from `row()`) in one statement. When
+    refused or moved on, `before` is left to the caller, who writes why with it.
     """
     from_state = op.state
     check_transition(from_state, to, evidence)
@@ -59,8 +62,7 @@ async def transition(
         payload["evidence_data"] = evidence.data
     if data is not None:
         payload["data"] = data
-    await repo.append_history(
-        session,
+    entry = repo.history_row(
         operation_id=op.id,
         at=now,
         kind="transition",
@@ -70,6 +72,7 @@ async def transition(
         to_state=to.value,
         data=payload,
     )
+    await repo.append_history_rows(session, [*before, entry])
     for key, value in fields.items():
         setattr(op, key, value)
     op.state = to
@@ -83,12 +86,17 @@ async def transition(
 
 
 async def record_refusal(
-    session: AsyncSession, op: Operation, err: TransitionRefused, *, actor: str, now: datetime
+    session: AsyncSession,
+    op: Operation,
+    err: TransitionRefused,
+    *,
+    actor: str,
+    now: datetime,
+    before: Sequence[dict[str, Any]] = (),
 ) -> None:
-    """A refused transition is evidence too: keep it, change nothing else."""
+    """A refused transition is evidence too: keep it (after `before`), change nothing else."""
     telemetry.refused(op.id, op.trace_id, err.from_state.value, err.to_state.value, err.reason)
-    await repo.append_history(
-        session,
+    entry = repo.history_row(
         operation_id=op.id,
         at=now,
         kind="refused",
@@ -97,6 +105,7 @@ async def record_refusal(
         from_state=err.from_state.value,
         to_state=err.to_state.value,
     )
+    await repo.append_history_rows(session, [*before, entry])
 
 
 def _announce(
@@ -109,6 +118,27 @@ def _announce(
     )
 
 
+def row(
+    op: Operation, *, kind: str, actor: str, cause: str, now: datetime, data: Any = None
+) -> dict[str, Any]:
+    """A history row that is not a transition (an exchange, observation or note), for
+    `write` or a transition's `before`: rows of one transaction go in one statement."""
+    return repo.history_row(
+        operation_id=op.id,
+        at=now,
+        kind=kind,
+        actor=actor,
+        cause=cause,
+        from_state=op.state,
+        to_state=op.state,
+        data=data,
+    )
+
+
+async def write(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+    await repo.append_history_rows(session, list(rows))
+
+
 async def record(
     session: AsyncSession,
     op: Operation,
@@ -119,15 +149,5 @@ async def record(
     now: datetime,
     data: Any = None,
 ) -> None:
-    """A history row that is not a transition: an exchange, observation or note."""
-    await repo.append_history(
-        session,
-        operation_id=op.id,
-        at=now,
-        kind=kind,
-        actor=actor,
-        cause=cause,
-        from_state=op.state,
-        to_state=op.state,
-        data=data,
-    )
+    """One history row that is not a transition: an exchange, observation or note."""
+    await write(session, [row(op, kind=kind, actor=actor, cause=cause, now=now, data=data)])

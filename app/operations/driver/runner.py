@@ -126,29 +126,31 @@ async def apply(
     """One transaction: exchanges, the transition or observation, the schedule.
 
     Exchanges are facts (the call was made) and are kept even when the write that
-    follows is fenced off; the fenced write itself is recorded as such.
+    follows is fenced off; the fenced write itself is recorded as such. The
+    transaction's history rows go in one statement, after the guarded update.
     """
     now = ctx.now()
     actor = f"observer:{ctx.worker_id}"
     schedule = _schedule(ctx, op, decision, held=held)
     fields = {**decision.fields, **schedule, **step_failures.reset(op)}
+    facts = [
+        ledger.row(
+            op,
+            kind="exchange",
+            actor=actor,
+            now=now,
+            cause=f"{ex.operation} {ex.method} -> {ex.status_code}",
+            data=ex.to_dict(),
+        )
+        for ex in decision.exchanges
+    ]
+    facts += [  # facts too, e.g. a refused resend
+        ledger.row(op, kind=n.kind, actor=actor, now=now, cause=n.cause, data=n.data)
+        for n in decision.notes
+    ]
     async with ctx.db.transaction() as session:
-        for ex in decision.exchanges:
-            await ledger.record(
-                session,
-                op,
-                kind="exchange",
-                actor=actor,
-                now=now,
-                cause=f"{ex.operation} {ex.method} -> {ex.status_code}",
-                data=ex.to_dict(),
-            )
-        for note in decision.notes:  # facts too, e.g. a refused resend
-            await ledger.record(
-                session, op, kind=note.kind, actor=actor, now=now, cause=note.cause, data=note.data
-            )
         if decision.to is None:
-            applied = await _observe(session, op, fence, decision, fields, actor, now)
+            applied = await _observe(session, op, fence, decision, fields, actor, now, facts)
         else:
             try:
                 applied = await ledger.transition(
@@ -162,9 +164,10 @@ async def apply(
                     fence=fence,
                     fields=fields,
                     data={"observation": decision.observation} if decision.observation else None,
+                    before=facts,
                 )
             except TransitionRefused as err:
-                await ledger.record_refusal(session, op, err, actor=actor, now=now)
+                await ledger.record_refusal(session, op, err, actor=actor, now=now, before=facts)
                 await repo.fenced_update(
                     session,
                     op.id,
@@ -177,8 +180,7 @@ async def apply(
                 await repo.insert_result_items(session, op.id, decision.failed_items)
         if not applied:
             telemetry.fenced(op.id, op.trace_id, decision.cause)
-            await ledger.record(
-                session,
+            fenced = ledger.row(
                 op,
                 kind="fenced",
                 actor=actor,
@@ -186,6 +188,7 @@ async def apply(
                 cause="write refused: lease lost or the operation moved on",
                 data={"lease_token": fence.token, "wanted": decision.cause},
             )
+            await ledger.write(session, [*facts, fenced])
         return applied
 
 
@@ -197,14 +200,15 @@ async def _observe(
     fields: dict[str, Any],
     actor: str,
     now: Any,
+    facts: list[dict[str, Any]],
 ) -> bool:
+    """No state change: the schedule and fields, then `facts` and the observation."""
     applied = await repo.fenced_update(
         session, op.id, fence=fence, at=now, fields=fields, expect_state=op.state
     )
     if applied:
         if decision.observation is not None:
-            await ledger.record(
-                session,
+            observed = ledger.row(
                 op,
                 kind="observation",
                 actor=actor,
@@ -212,6 +216,8 @@ async def _observe(
                 now=now,
                 data=decision.observation,
             )
+            facts = [*facts, observed]
+        await ledger.write(session, facts)
         for key, value in fields.items():
             setattr(op, key, value)
         op.updated_at = now  # as written: a holder compares it with the row's (hold.py)

@@ -30,7 +30,9 @@ from app.operations.repository.reads import (
 from app.operations.repository.tables import Fence
 from app.operations.repository.writes import (
     append_history,
+    append_history_rows,
     fenced_update,
+    history_row,
     insert_operation,
     insert_result_items,
     make_due_now,
@@ -43,6 +45,7 @@ __all__ = [
     "Fence",
     "ListFilter",
     "append_history",
+    "append_history_rows",
     "attention_count",
     "attention_inbox",
     "claim_due",
@@ -53,6 +56,7 @@ __all__ = [
     "get_by_key",
     "get_by_remote_job",
     "history",
+    "history_row",
     "insert_operation",
     "insert_result_items",
     "list_operations",

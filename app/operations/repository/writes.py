@@ -46,8 +46,7 @@ async def make_due_now(session: AsyncSession, op_id: str, *, now: datetime, reas
     return await _one_row(session, stmt)
 
 
-async def append_history(
-    session: AsyncSession,
+def history_row(
     *,
     operation_id: str,
     at: datetime,
@@ -57,8 +56,9 @@ async def append_history(
     from_state: str | None = None,
     to_state: str | None = None,
     data: Any = None,
-) -> None:
-    row = {
+) -> dict[str, Any]:
+    """One history row, as `append_history_rows` writes it."""
+    return {
         "operation_id": operation_id,
         "at": at,
         "kind": kind,
@@ -68,9 +68,19 @@ async def append_history(
         "to_state": to_state,
         "data": data,
     }
-    await session.execute(HIST.insert().values(**row))
-    # Its audit entry commits with it (and only with it), over the very same fields.
-    audit.record_history(session, **row)
+
+
+async def append_history(session: AsyncSession, **row: Any) -> None:
+    await append_history_rows(session, [history_row(**row)])
+
+
+async def append_history_rows(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    """Rows of one transaction in one statement, in order (their ids follow it)."""
+    if not rows:
+        return
+    await session.execute(HIST.insert(), rows)
+    for row in rows:  # each audit entry commits with its row (and only with it)
+        audit.record_history(session, **row)
 
 
 def _fenced(op_id: str, fence: Fence | None) -> Any:
