@@ -88,12 +88,12 @@ class TimedObserver(Observer):
         self._inflight, self._done, self._busy = 0, 0, 0.0
         self._busy_since = self._window_start = time.perf_counter()
 
-    async def _process(self, op: Any) -> None:
+    async def _process(self, op: Any, fence: Any = None) -> None:
         if self._inflight == 0:
             self._busy_since = time.perf_counter()
         self._inflight += 1
         try:
-            await super()._process(op)
+            await super()._process(op, fence)
         finally:
             self._inflight -= 1
             now = time.perf_counter()
