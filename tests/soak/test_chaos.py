@@ -26,9 +26,9 @@ def _assert_clean(line: str, figures: object) -> None:
 @pytest.mark.timeout(600)
 def test_chaos_soak_short(database_url: str, tmp_path: Path) -> None:
     figures = run_soak(
-        database_url, tmp_path, operations=300, kills=5, observers=2 if IS_POSTGRES else 1
+        database_url, tmp_path, operations=150, kills=5, observers=2 if IS_POSTGRES else 1
     )
-    assert figures.operations >= 300 and figures.kills >= 5
+    assert figures.operations >= 150 and figures.kills >= 5
     _assert_clean(figures.line(), figures)
 
 
