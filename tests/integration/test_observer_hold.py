@@ -7,15 +7,19 @@ The lease token is the witness: every claim bumps it, a held poll keeps it.
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from app.operations import repository as repo
 from app.operations.models import Operation
-from tests.support.observer_loop import FIRST_POLL_S, eventually, gateway, start
-from tests.support.timing import QUICK_S, budget
+from tests.support.observer_loop import (
+    FIRST_POLL_S,
+    eventually,
+    gateway,
+    observer_running,
+    start,
+)
 
 HOLD_S = 5.0  # the default JOBGATE_OBSERVER_HOLD_SECONDS
 # Three "running" answers, each asking for the next poll in 1 s (within the hold; without
@@ -54,14 +58,20 @@ async def first_poll_made(app: Any, op_id: str) -> Operation:
     return await row(app, op_id)
 
 
+async def cancel_while_held(app: Any, op_id: str) -> None:
+    """The first poll made, the next one held; then an agent asks to cancel."""
+    await first_poll_made(app, op_id)
+    r = await app.state.http.post(f"/v1/operations/{op_id}/cancel", json={"reason": "not needed"})
+    assert r.status_code == 202, r.text
+
+
 async def test_polls_due_soon_are_held_under_one_lease_until_done(
     database_url: str, mock_url: str, tmp_path: Path
 ) -> None:
     async with gateway(database_url, mock_url, tmp_path) as app:
-        observer, clock = app.state.observer, app.state.ctx.clock
+        clock = app.state.ctx.clock
         op_id = (await start(app, SLOW))["operation_id"]
-        running = asyncio.create_task(observer.run())
-        try:
+        async with observer_running(app):
             held = await first_poll_made(app, op_id)
             # The row says who holds it and when it polls next; its lease outlives that.
             assert held.lease_owner == app.state.ctx.worker_id
@@ -80,19 +90,14 @@ async def test_polls_due_soon_are_held_under_one_lease_until_done(
             history = (await app.state.http.get(f"/v1/operations/{op_id}/history")).json()
             kinds = [(i["kind"], i["cause"]) for i in history["items"]]
             assert await observations(app, op_id) == 3, kinds  # every poll still in history
-        finally:
-            observer.stop()
-            await asyncio.wait_for(running, budget(QUICK_S))
 
 
 async def test_with_holding_off_every_poll_is_claimed(
     database_url: str, mock_url: str, tmp_path: Path
 ) -> None:
     async with gateway(database_url, mock_url, tmp_path, observer_hold_seconds=0) as app:
-        observer = app.state.observer
         op_id = (await start(app, SLOW))["operation_id"]
-        running = asyncio.create_task(observer.run())
-        try:
+        async with observer_running(app):
             advance(app, FIRST_POLL_S)
             await eventually(lambda: _polled(app, op_id, 1), "the first poll")
             first = await row(app, op_id)
@@ -100,9 +105,6 @@ async def test_with_holding_off_every_poll_is_claimed(
             advance(app, HOLD_S)
             await eventually(lambda: _polled(app, op_id, 2), "the second poll")
             assert (await row(app, op_id)).lease_token > first.lease_token  # claimed again
-        finally:
-            observer.stop()
-            await asyncio.wait_for(running, budget(QUICK_S))
 
 
 async def test_a_cancel_asked_while_held_is_acted_on_at_the_next_step(
@@ -110,13 +112,10 @@ async def test_a_cancel_asked_while_held_is_acted_on_at_the_next_step(
 ) -> None:
     """The holder's copy of the row is stale after the cancel intent: it must notice."""
     async with gateway(database_url, mock_url, tmp_path) as app:
-        observer, http = app.state.observer, app.state.http
+        http = app.state.http
         op_id = (await start(app, SLOW))["operation_id"]
-        running = asyncio.create_task(observer.run())
-        try:
-            await first_poll_made(app, op_id)
-            r = await http.post(f"/v1/operations/{op_id}/cancel", json={"reason": "not needed"})
-            assert r.status_code == 202, r.text
+        async with observer_running(app):
+            await cancel_while_held(app, op_id)
 
             async def cancelled() -> bool:
                 advance(app, HOLD_S)
@@ -127,23 +126,15 @@ async def test_a_cancel_asked_while_held_is_acted_on_at_the_next_step(
             sent = [i for i in history if i["kind"] == "exchange" and "cancel" in i["cause"]]
             assert sent, history  # the cancel reached the provider
             assert await observations(app, op_id) == 1  # no status read in between
-        finally:
-            observer.stop()
-            await asyncio.wait_for(running, budget(QUICK_S))
 
 
 async def test_stop_hands_back_a_held_operation_due_at_its_own_time(
     database_url: str, mock_url: str, tmp_path: Path
 ) -> None:
     async with gateway(database_url, mock_url, tmp_path) as app:
-        observer = app.state.observer
         op_id = (await start(app, SLOW))["operation_id"]
-        running = asyncio.create_task(observer.run())
-        try:
+        async with observer_running(app):
             held = await first_poll_made(app, op_id)
-        finally:
-            observer.stop()
-            await asyncio.wait_for(running, budget(QUICK_S))
         back = await row(app, op_id)
         assert back.lease_owner is None and back.lease_expires_at is None
         assert back.next_poll_at == held.next_poll_at  # due when the held poll was
@@ -159,13 +150,10 @@ async def test_a_cancel_wakes_the_held_operation_at_once(
 ) -> None:
     """No clock moves after the cancel: only the wake can make the held step run now."""
     async with gateway(database_url, mock_url, tmp_path) as app:
-        observer, http = app.state.observer, app.state.http
+        http = app.state.http
         op_id = (await start(app, SLOW))["operation_id"]
-        running = asyncio.create_task(observer.run())
-        try:
-            await first_poll_made(app, op_id)
-            r = await http.post(f"/v1/operations/{op_id}/cancel", json={"reason": "not needed"})
-            assert r.status_code == 202, r.text
+        async with observer_running(app):
+            await cancel_while_held(app, op_id)
 
             async def cancel_sent() -> bool:
                 r = await http.get(f"/v1/operations/{op_id}/history")
@@ -175,6 +163,3 @@ async def test_a_cancel_wakes_the_held_operation_at_once(
                 )
 
             await eventually(cancel_sent, "the cancel sent before the held poll was due")
-        finally:
-            observer.stop()
-            await asyncio.wait_for(running, budget(QUICK_S))

@@ -82,3 +82,16 @@ async def eventually(pred: Callable[[], Awaitable[bool]], what: str) -> None:
         if time.monotonic() > ends:
             raise AssertionError(f"never happened: {what}")
         await asyncio.sleep(0.005)  # yield to the observer's tasks
+
+
+@asynccontextmanager
+async def observer_running(app: Any) -> AsyncIterator[Any]:
+    """The observer's real `run()` loop for the block; stopped and waited for however
+    the block ends. Yields the observer."""
+    observer = app.state.observer
+    running = asyncio.create_task(observer.run())
+    try:
+        yield observer
+    finally:
+        observer.stop()
+        await asyncio.wait_for(running, budget(QUICK_S))

@@ -125,3 +125,22 @@ def never_success(body: dict[str, Any]) -> None:
     """Anything not processed or failed is never "you may report success"."""
     assert "may report success" not in body["message"].lower(), body["message"]
     assert body["outcome"] != "succeeded" and body["status"] != "succeeded"
+
+
+def ended_as(body: dict[str, Any], state: str, status: str = "", outcome: str = "") -> None:
+    """The operation's state, status and outcome (each defaulting to the one before)."""
+    status = status or state
+    outcome = outcome or status
+    assert (body["state"], body["status"], body["outcome"]) == (state, status, outcome), body
+
+
+def summary_is(
+    body: dict[str, Any], *, processed: int, succeeded: int, failed: int, not_processed: int
+) -> None:
+    """`result_summary`, every count of it."""
+    assert body["result_summary"] == {
+        "processed": processed,
+        "succeeded": succeeded,
+        "failed": failed,
+        "not_processed": not_processed,
+    }, body["result_summary"]

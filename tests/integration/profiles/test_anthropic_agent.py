@@ -19,11 +19,13 @@ from tests.conftest import Gateway
 from tests.integration.profiles.conftest import (
     KEY,
     STEP,
+    ended_as,
     errors_of,
     fault,
     finish,
     history,
     never_success,
+    summary_is,
 )
 from tests.integration.profiles.conftest import start as start_op
 from tests.integration.profiles.lost_create import create, goes_to_a_person
@@ -58,14 +60,9 @@ async def test_success_collects_and_validates_the_results(
     made = await start(gateway, request("q1"), request("q2"))
     op_id = made["operation_id"]
     done = await finish(gateway, op_id)
-    assert (done["state"], done["status"], done["outcome"]) == ("succeeded",) * 3, done
+    ended_as(done, "succeeded")
     assert done["remote_state"] == "ended" and done["error"] is None
-    assert done["result_summary"] == {
-        "processed": 2,
-        "succeeded": 2,
-        "failed": 0,
-        "not_processed": 0,
-    }
+    summary_is(done, processed=2, succeeded=2, failed=0, not_processed=0)
     r = await gateway.http.get(f"/v1/operations/{op_id}/result")
     assert r.status_code == 200, r.text
     result = r.json()
@@ -87,18 +84,9 @@ async def test_partial_run_lists_each_failed_item_with_the_providers_error(
     made = await start(gateway, request("ok"), request("bad", model="fail-x"), request("ok2"))
     op_id = made["operation_id"]
     done = await finish(gateway, op_id)
-    assert (done["state"], done["status"], done["outcome"]) == (
-        "succeeded",
-        "completed_with_errors",
-        "completed_with_errors",
-    ), done
+    ended_as(done, "succeeded", "completed_with_errors")
     never_success(done)
-    assert done["result_summary"] == {
-        "processed": 3,
-        "succeeded": 2,
-        "failed": 1,
-        "not_processed": 0,
-    }
+    summary_is(done, processed=3, succeeded=2, failed=1, not_processed=0)
     assert done["errors_url"]
     result = (await gateway.http.get(f"/v1/operations/{op_id}/result")).json()
     assert sorted(line["custom_id"] for line in result["result"]) == ["ok", "ok2"]
@@ -113,15 +101,10 @@ async def test_every_request_failed_is_failed_with_the_items_listed(
     made = await start(gateway, request("a", model="fail-1"), request("b", model="fail-2"))
     op_id = made["operation_id"]
     done = await finish(gateway, op_id)
-    assert (done["state"], done["status"], done["outcome"]) == ("failed",) * 3, done
+    ended_as(done, "failed")
     never_success(done)
     assert done["error"]["code"] == "all_items_failed" and done["errors_url"]
-    assert done["result_summary"] == {
-        "processed": 2,
-        "succeeded": 0,
-        "failed": 2,
-        "not_processed": 0,
-    }
+    summary_is(done, processed=2, succeeded=0, failed=2, not_processed=0)
     assert (await gateway.http.get(f"/v1/operations/{op_id}/result")).status_code == 409
     failed = await errors_of(gateway, op_id)
     assert sorted(f["id"] for f in failed) == ["a", "b"]
@@ -138,12 +121,7 @@ async def test_expired_requests_keep_and_offer_the_part_that_was_done(
     assert (done["state"], done["outcome"]) == ("succeeded", "completed_with_errors"), done
     never_success(done)
     assert "but 1 items were never processed (expired or cancelled)" in done["message"]
-    assert done["result_summary"] == {
-        "processed": 2,
-        "succeeded": 1,
-        "failed": 0,
-        "not_processed": 1,
-    }
+    summary_is(done, processed=2, succeeded=1, failed=0, not_processed=1)
     result = (await gateway.http.get(f"/v1/operations/{op_id}/result")).json()
     assert [line["custom_id"] for line in result["result"]] == ["ok"]
     [late] = await errors_of(gateway, op_id)
@@ -159,7 +137,7 @@ async def test_cancel_ends_cancelled_after_one_cancel_call(
     r = await gateway.http.post(f"/v1/operations/{op_id}/cancel", json={"reason": "not needed"})
     assert r.status_code == 202, r.text
     done = await finish(gateway, op_id)
-    assert (done["state"], done["status"], done["outcome"]) == ("cancelled",) * 3, done
+    ended_as(done, "cancelled")
     never_success(done)
     _, calls = await the_batch(fake)
     assert calls["cancel_calls"] == 1
@@ -205,12 +183,7 @@ async def test_cancelled_after_some_requests_keeps_their_output_and_lists_the_re
     assert (done["state"], done["outcome"]) == ("cancelled", "cancelled"), done
     never_success(done)
     assert "partial output is kept" in done["message"]
-    assert done["result_summary"] == {
-        "processed": 2,
-        "succeeded": 1,
-        "failed": 0,
-        "not_processed": 1,
-    }
+    summary_is(done, processed=2, succeeded=1, failed=0, not_processed=1)
     r = await gateway.http.get(f"/v1/operations/{op_id}/result")
     assert r.status_code == 200, r.text
     assert [line["custom_id"] for line in r.json()["result"]] == ["done"]

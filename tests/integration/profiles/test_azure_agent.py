@@ -23,6 +23,7 @@ from tests.integration.profiles.conftest import (
     finish,
     history,
     never_success,
+    summary_is,
 )
 from tests.integration.profiles.lost_create import create, goes_to_a_person
 from tests.integration.profiles.rate_limit import honours_retry_hint
@@ -94,12 +95,7 @@ async def test_one_failed_task_is_listed_with_azures_error(
     done = await finish(gateway, op_id)
     assert (done["state"], done["outcome"]) == ("succeeded", "completed_with_errors"), done
     never_success(done)
-    assert done["result_summary"] == {
-        "processed": 2,
-        "succeeded": 1,
-        "failed": 1,
-        "not_processed": 0,
-    }
+    summary_is(done, processed=2, succeeded=1, failed=1, not_processed=0)
     [failed] = await errors_of(gateway, op_id)
     assert failed["innererror"]["code"] == "ModelVersionIncorrect"
     assert failed["target"] == "#/tasks/items/1"
@@ -111,12 +107,7 @@ async def test_every_task_failed_is_failed(gateway: Gateway, fake: httpx.AsyncCl
     assert (done["state"], done["outcome"]) == ("failed", "failed"), done
     never_success(done)
     assert done["error"]["code"] == "all_items_failed"
-    assert done["result_summary"] == {
-        "processed": 1,
-        "succeeded": 0,
-        "failed": 1,
-        "not_processed": 0,
-    }
+    summary_is(done, processed=1, succeeded=0, failed=1, not_processed=0)
     [failed] = await errors_of(gateway, op_id)
     assert failed["innererror"]["code"] == "ModelVersionIncorrect"
 

@@ -14,7 +14,15 @@ from typing import Any
 import httpx
 
 from tests.conftest import Gateway
-from tests.integration.profiles.conftest import KEY, STEP, fault, finish, history, never_success
+from tests.integration.profiles.conftest import (
+    KEY,
+    STEP,
+    fault,
+    finish,
+    history,
+    never_success,
+    summary_is,
+)
 from tests.integration.profiles.lost_create import create, goes_to_a_person
 from tests.integration.profiles.rate_limit import honours_retry_hint
 
@@ -49,12 +57,7 @@ async def test_done_with_response_is_succeeded_with_the_response(
     op_id = await start(gateway, "a.txt", "b.txt", targets=2)
     done = await finish(gateway, op_id)
     assert (done["state"], done["outcome"]) == ("succeeded", "succeeded"), done
-    assert done["result_summary"] == {
-        "processed": 4000,
-        "succeeded": 4000,
-        "failed": 0,
-        "not_processed": 0,
-    }
+    summary_is(done, processed=4000, succeeded=4000, failed=0, not_processed=0)
     result = (await gateway.http.get(f"/v1/operations/{op_id}/result")).json()
     assert result["result"]["translatedCharacters"] == "4000"
     assert KEY not in str(await history(gateway, op_id))
@@ -67,12 +70,7 @@ async def test_some_failed_characters_are_completed_with_errors(
     done = await finish(gateway, op_id)
     assert (done["state"], done["outcome"]) == ("succeeded", "completed_with_errors"), done
     never_success(done)
-    assert done["result_summary"] == {
-        "processed": 2000,
-        "succeeded": 1000,
-        "failed": 1000,
-        "not_processed": 0,
-    }
+    summary_is(done, processed=2000, succeeded=1000, failed=1000, not_processed=0)
 
 
 async def test_done_with_error_is_failed_at_once_with_googles_error(

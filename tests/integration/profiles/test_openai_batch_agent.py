@@ -22,11 +22,13 @@ from tests.conftest import Gateway
 from tests.integration.profiles.conftest import (
     KEY,
     STEP,
+    ended_as,
     errors_of,
     fault,
     finish,
     history,
     never_success,
+    summary_is,
 )
 from tests.integration.profiles.conftest import start as start_op
 from tests.integration.profiles.lost_create import create, sent_creates
@@ -82,14 +84,9 @@ async def test_success_collects_and_validates_the_jsonl_output(
     made = await start(gateway, line("a"), line("b"), line("c"))
     op_id = made["operation_id"]
     done = await finish(gateway, op_id)
-    assert (done["state"], done["status"], done["outcome"]) == ("succeeded",) * 3, done
+    ended_as(done, "succeeded")
     assert done["remote_state"] == "completed" and done["error"] is None
-    assert done["result_summary"] == {
-        "processed": 3,
-        "succeeded": 3,
-        "failed": 0,
-        "not_processed": 0,
-    }
+    summary_is(done, processed=3, succeeded=3, failed=0, not_processed=0)
     r = await gateway.http.get(f"/v1/operations/{op_id}/result")
     assert r.status_code == 200, r.text
     result = r.json()
@@ -111,18 +108,9 @@ async def test_partial_run_lists_each_failed_item_with_the_providers_error(
     made = await start(gateway, line("a"), line("b", model="fail-nope"), line("c"))
     op_id = made["operation_id"]
     done = await finish(gateway, op_id)
-    assert (done["state"], done["status"], done["outcome"]) == (
-        "succeeded",
-        "completed_with_errors",
-        "completed_with_errors",
-    ), done
+    ended_as(done, "succeeded", "completed_with_errors")
     never_success(done)
-    assert done["result_summary"] == {
-        "processed": 3,
-        "succeeded": 2,
-        "failed": 1,
-        "not_processed": 0,
-    }
+    summary_is(done, processed=3, succeeded=2, failed=1, not_processed=0)
     assert done["errors_url"]
     result = (await gateway.http.get(f"/v1/operations/{op_id}/result")).json()
     assert sorted(line["custom_id"] for line in result["result"]) == ["a", "c"]
@@ -138,16 +126,11 @@ async def test_every_request_failed_is_failed_with_the_items_listed(
     made = await start(gateway, line("a", model="fail-1"), line("b", model="fail-2"))
     op_id = made["operation_id"]
     done = await finish(gateway, op_id)
-    assert (done["state"], done["status"], done["outcome"]) == ("failed",) * 3, done
+    ended_as(done, "failed")
     never_success(done)
     assert done["error"]["code"] == "all_items_failed"
     assert done["errors_url"]
-    assert done["result_summary"] == {
-        "processed": 2,
-        "succeeded": 0,
-        "failed": 2,
-        "not_processed": 0,
-    }
+    summary_is(done, processed=2, succeeded=0, failed=2, not_processed=0)
     assert (await gateway.http.get(f"/v1/operations/{op_id}/result")).status_code == 409
     failed = await errors_of(gateway, op_id)
     assert sorted(f["id"] for f in failed) == ["a", "b"]
@@ -166,12 +149,7 @@ async def test_expired_batch_keeps_and_offers_the_part_that_was_done(
     never_success(done)
     assert "but 1 items were never processed (expired or cancelled)" in done["message"]
     assert done["errors_url"]
-    assert done["result_summary"] == {
-        "processed": 2,
-        "succeeded": 1,
-        "failed": 0,
-        "not_processed": 1,
-    }
+    summary_is(done, processed=2, succeeded=1, failed=0, not_processed=1)
     result = (await gateway.http.get(f"/v1/operations/{op_id}/result")).json()
     assert [line["custom_id"] for line in result["result"]] == ["a"]
     [expired] = await errors_of(gateway, op_id)
@@ -191,7 +169,7 @@ async def test_cancel_ends_cancelled_after_one_cancel_call(
     r = await gateway.http.post(f"/v1/operations/{op_id}/cancel", json={"reason": "not needed"})
     assert r.status_code == 202, r.text
     done = await finish(gateway, op_id)
-    assert (done["state"], done["status"], done["outcome"]) == ("cancelled",) * 3, done
+    ended_as(done, "cancelled")
     assert done["remote_state"] == "cancelled"
     never_success(done)
     _, calls = await job_of(fake, op_id)
@@ -246,12 +224,7 @@ async def test_cancelled_after_some_requests_keeps_and_offers_their_output(
     assert "partial output is kept" in done["message"]
     assert done["next_action"]["call"] == f"GET /v1/operations/{op_id}/result"
     # "slow" never ran: counted as not_processed, never as succeeded (nor as failed).
-    assert done["result_summary"] == {
-        "processed": 2,
-        "succeeded": 1,
-        "failed": 0,
-        "not_processed": 1,
-    }
+    summary_is(done, processed=2, succeeded=1, failed=0, not_processed=1)
     r = await gateway.http.get(f"/v1/operations/{op_id}/result")
     assert r.status_code == 200, r.text
     kept = r.json()
@@ -293,13 +266,8 @@ async def test_a_lost_create_answer_is_found_again_by_its_reference_and_not_rese
     assert made["remote_job_id"] is None and made["done"] is False, made
     never_success(made)
     done = await finish(gateway, op_id)
-    assert (done["state"], done["status"], done["outcome"]) == ("succeeded",) * 3, done
-    assert done["result_summary"] == {
-        "processed": 2,
-        "succeeded": 2,
-        "failed": 0,
-        "not_processed": 0,
-    }
+    ended_as(done, "succeeded")
+    summary_is(done, processed=2, succeeded=2, failed=0, not_processed=0)
     job, _ = await job_of(fake, op_id)  # one create call carried the reference; one batch
     assert done["remote_job_id"] == job
     stats = (await fake.get("/_fake/stats")).json()
