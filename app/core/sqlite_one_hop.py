@@ -1,23 +1,32 @@
-"""SQLite statements in one trip to aiosqlite's thread instead of three or four.
+"""SQLite statements with as few trips to aiosqlite's thread as can wait on a lock.
 
 SQLAlchemy's aiosqlite adapter makes a separate trip to the driver's thread to
 open a cursor, to execute, to fetch the rows and to close the cursor, and one more
 to roll back a connection going back to the pool even when its transaction has
 already committed. Each trip is a future, a wake-up of the event loop and two
-greenlet switches; under load they were a quarter of the gateway's CPU. Here a
-statement is one trip (cursor, execute, rows, rowcount, lastrowid and close, all
-in the driver's thread), and a rollback with no transaction open makes none.
+greenlet switches; under load they were a quarter of the gateway's CPU.
+
+Here only what can wait goes to the thread: `BEGIN IMMEDIATE` (it may wait for
+another process's write lock, up to the busy timeout), a statement outside any
+transaction, and the COMMIT of a transaction that wrote (it may checkpoint the
+WAL). Everything else runs at once in the caller's thread: a statement inside a
+transaction that already holds its lock (in WAL mode it waits for nobody), a plain
+`BEGIN`, and the COMMIT of a read. A statement in the thread is one trip (cursor,
+execute, rows, counts and close together); a rollback with nothing open makes none.
 
 The adapted connection's class is swapped when the engine connects
 (`install`); nothing else changes: same driver, same SQL, same transactions. It
 reaches aiosqlite's thread through `Connection._execute` and `_conn`, present
 from aiosqlite 0.17 to today's 0.22; if they are missing, `install` leaves the
-stock adapter in place.
+stock adapter in place. Running in the caller's thread needs the connection opened
+with `check_same_thread=False` (SQLAlchemy's default for a database file); without
+it, every statement takes the trip.
 """
 
 from __future__ import annotations
 
 import collections
+import sqlite3
 from typing import Any
 
 from sqlalchemy.dialects.sqlite.aiosqlite import (
@@ -70,10 +79,16 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
             cur.close()
 
     async def _one_trip(self, many: bool, operation: Any, parameters: Any) -> None:
+        driver = self._connection
         async with self._adapt_connection._execute_mutex:
-            desc, rows, rowcount, lastrowid = await self._connection._execute(
-                self._run, many, operation, parameters
-            )
+            if _waits(driver, operation):
+                desc, rows, rowcount, lastrowid = await driver._execute(
+                    self._run, many, operation, parameters
+                )
+                if operation == BEGIN_IMMEDIATE:
+                    driver._jobgate_wrote = True
+            else:
+                desc, rows, rowcount, lastrowid = self._run(many, operation, parameters)
         self._description, self._rowcount, self._lastrowid = desc, rowcount, lastrowid
         self._rows = collections.deque(rows or ())
 
@@ -96,16 +111,43 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
         self._rows.clear()
 
 
+BEGIN_IMMEDIATE = "BEGIN IMMEDIATE"
+
+
+def _waits(driver: Any, operation: str) -> bool:
+    """Whether this statement may wait on a lock (or the connection is thread-bound)."""
+    if not getattr(driver, "_jobgate_inline", False):
+        return True
+    if driver._conn.in_transaction:
+        return False  # it holds what it needs: in WAL mode its reads and writes wait for nobody
+    return operation != "BEGIN"  # a deferred BEGIN takes no lock
+
+
 class OneHopConnection(AsyncAdapt_aiosqlite_connection):
     __slots__ = ()
 
     _cursor_cls = OneHopCursor
+
+    def commit(self) -> None:
+        """A transaction that wrote commits in the driver's thread (it may checkpoint);
+        a read ends at once."""
+        driver = self._connection
+        wrote = getattr(driver, "_jobgate_wrote", False)
+        driver._jobgate_wrote = False
+        if driver._connection and not wrote and getattr(driver, "_jobgate_inline", False):
+            try:
+                driver._conn.commit()
+            except Exception as error:
+                self._handle_exception(error)
+            return
+        super().commit()
 
     def rollback(self) -> None:
         """Roll back only a transaction that is open (the pool's reset after a commit
         has nothing to undo). `in_transaction` reads SQLite's autocommit flag, which
         only this connection's single user could be changing."""
         driver = self._connection
+        driver._jobgate_wrote = False
         if driver._connection and not driver._conn.in_transaction:
             return
         super().rollback()
@@ -115,7 +157,19 @@ def supported(driver_connection: Any) -> bool:
     return hasattr(driver_connection, "_execute") and hasattr(driver_connection, "_conn")
 
 
+def _usable_here(driver: Any) -> bool:
+    """Whether the sqlite3 connection accepts calls from this thread."""
+    try:
+        driver._conn.cursor().close()
+    except sqlite3.ProgrammingError:  # check_same_thread
+        return False
+    return True
+
+
 def install(dbapi_conn: Any) -> None:
     """Called from the engine's `connect` event with SQLAlchemy's adapted connection."""
     if type(dbapi_conn) is AsyncAdapt_aiosqlite_connection and supported(dbapi_conn._connection):
         dbapi_conn.__class__ = OneHopConnection
+        driver = dbapi_conn._connection
+        driver._jobgate_wrote = False
+        driver._jobgate_inline = _usable_here(driver)

@@ -1,9 +1,13 @@
-"""The SQLite engine makes one trip to aiosqlite's thread per statement, and none to
-reset a connection whose transaction already ended; results are unchanged."""
+"""The SQLite engine sends to aiosqlite's thread only what may wait on a lock (BEGIN
+IMMEDIATE, a writing COMMIT), each in one trip, and makes none to reset a connection
+whose transaction already ended; results are unchanged, and the loop runs on while a
+BEGIN IMMEDIATE waits for another connection's write lock."""
 
 from __future__ import annotations
 
+import asyncio
 import collections
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.core.db import make_engine
+from app.core.db import READ_ONLY, make_engine
 from app.core.sqlite_one_hop import OneHopConnection
 
 
@@ -41,7 +45,7 @@ async def engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
     await eng.dispose()
 
 
-async def test_a_statement_is_one_trip_and_a_committed_connection_none_more(
+async def test_only_the_lock_and_a_writing_commit_take_a_trip(
     engine: AsyncEngine, trips: collections.Counter[str]
 ) -> None:
     trips.clear()
@@ -50,9 +54,39 @@ async def test_a_statement_is_one_trip_and_a_committed_connection_none_more(
         await conn.execute(sa.text("INSERT INTO t (name) VALUES ('a')"))
         rows = (await conn.execute(sa.text("SELECT name FROM t"))).all()
     assert rows == [("a",)]
-    # BEGIN IMMEDIATE, INSERT, SELECT (each one trip, rows included), COMMIT; no cursor
-    # trips, no fetch trip, and no rollback when the connection goes back to the pool.
-    assert trips == {"_run": 3, "commit": 1}
+    # BEGIN IMMEDIATE (one trip: it may wait) and COMMIT; the INSERT and SELECT run at
+    # once under the lock, and no rollback trip when the connection goes back to the pool.
+    assert trips == {"_run": 1, "commit": 1}
+    trips.clear()
+    async with engine.execution_options(**{READ_ONLY: True}).begin() as conn:  # a read
+        assert (await conn.execute(sa.text("SELECT count(*) FROM t"))).scalar_one() == 1
+    assert trips == {}  # a deferred BEGIN, the SELECT and its COMMIT wait for nobody
+
+
+async def test_the_loop_runs_on_while_begin_immediate_waits_for_the_lock(
+    tmp_path: Path, engine: AsyncEngine
+) -> None:
+    """Another connection holds the write lock; ours waits in aiosqlite's thread while a
+    task on the loop runs, and that task is what lets the lock go. Were BEGIN IMMEDIATE
+    run on the loop, the task could never run and the write would fail after the busy
+    timeout."""
+    other = sqlite3.connect(tmp_path / "t.db", isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while ticks < 5:
+            await asyncio.sleep(0)
+            ticks += 1
+        other.execute("COMMIT")  # only a running loop gets here
+
+    running = asyncio.create_task(ticker())
+    async with engine.begin() as conn:
+        await conn.execute(sa.text("INSERT INTO t (name) VALUES ('after')"))
+    await running
+    other.close()
+    assert ticks == 5
 
 
 async def test_counts_rows_and_errors_are_those_of_the_driver(engine: AsyncEngine) -> None:
