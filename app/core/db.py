@@ -76,7 +76,7 @@ def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
 
         @event.listens_for(engine.sync_engine, "connect")
         def _connect(dbapi_conn: Any, _rec: Any) -> None:
-            sqlite_one_hop.install(dbapi_conn)  # one trip to the driver's thread a statement
+            sqlite_one_hop.install(dbapi_conn)  # only what may wait goes to the driver's thread
             dbapi_conn.isolation_level = None
             sqlite_pragmas(dbapi_conn)
 

@@ -38,7 +38,7 @@ from sqlalchemy.util.concurrency import await_
 
 
 class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
-    """A cursor whose every statement runs whole in the driver's thread."""
+    """A cursor whose statement runs whole in one go: on the loop, or in one trip."""
 
     __slots__ = ("_description", "_rowcount", "_lastrowid")
 
@@ -116,7 +116,7 @@ BEGIN_IMMEDIATE = "BEGIN IMMEDIATE"
 
 def _waits(driver: Any, operation: str) -> bool:
     """Whether this statement may wait on a lock (or the connection is thread-bound)."""
-    if not getattr(driver, "_jobgate_inline", False):
+    if not driver._jobgate_inline:
         return True
     if driver._conn.in_transaction:
         return False  # it holds what it needs: in WAL mode its reads and writes wait for nobody
@@ -132,9 +132,8 @@ class OneHopConnection(AsyncAdapt_aiosqlite_connection):
         """A transaction that wrote commits in the driver's thread (it may checkpoint);
         a read ends at once."""
         driver = self._connection
-        wrote = getattr(driver, "_jobgate_wrote", False)
-        driver._jobgate_wrote = False
-        if driver._connection and not wrote and getattr(driver, "_jobgate_inline", False):
+        wrote, driver._jobgate_wrote = driver._jobgate_wrote, False
+        if driver._connection and not wrote and driver._jobgate_inline:
             try:
                 driver._conn.commit()
             except Exception as error:
