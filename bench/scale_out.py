@@ -4,7 +4,7 @@ Every layout gets a fresh mock and a fresh database, then the work of
 `bench/end_to_end.py` (N jobs, C at a time, scenario `slow` with 3 "running" polls
 10 ms apart; agents POST, then `/wait` until done). Gateways run `jobgate serve
 --no-observer`, so the observer processes (`jobgate observe`) do every poll; agents
-are spread round-robin over the gateways. Printed: jobs/s per layout, the scaling
+are split evenly over the gateways. Printed: jobs/s per layout, the scaling
 factor against one gateway with one observer, and the CPU of each kind of process
 per job. All processes share this machine's cores, which bounds any factor.
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import statistics
 import sys
@@ -24,25 +25,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from e2e_probe import cpu_seconds
-from end_to_end import (
-    DEADLINES,
-    START_TIMEOUT_S,
-    WAIT_TIMEOUT_S,
-    fresh_database,
-    job_input,
-    loadavg,
-    mock_profile_first_delay,
-    mock_provider,
-)
+from e2e_workers import WARMUP_OFFSET
+from end_to_end import agents, fresh_database, loadavg, mock_profile_first_delay, mock_provider
 
 from app.core.migrate import upgrade
-from tests.support.processes import Process, free_port, wait_healthy
+from tests.support.processes import Process, gateway_process
 
 SCALE = 0.005  # the time scale of bench/end_to_end.py: polls 10 ms apart
 
@@ -52,49 +43,30 @@ def layout(spec: str) -> tuple[int, int]:
     return gateways, observers
 
 
-async def agents(urls: list[str], n: int, conc: int, tag: str, hint: float) -> float:
-    """n jobs, conc at a time, round-robin over the gateways; returns the wall time."""
-    sem = asyncio.Semaphore(conc)
-    body = {"provider": "mock", "kind": "report", "input": job_input(hint), "deadlines": DEADLINES}
-    clients = [
-        httpx.AsyncClient(
-            base_url=u,
-            timeout=WAIT_TIMEOUT_S + 30,
-            limits=httpx.Limits(max_connections=conc, max_keepalive_connections=conc),
+async def spread(urls: list[str], n: int, conc: int, offset: int, hint: float) -> float:
+    """n jobs, conc at a time, split evenly over the gateways: `end_to_end.agents`, one
+    group per gateway. Returns the wall time; a job that did not succeed fails the run."""
+    k = len(urls)
+    t0 = time.perf_counter()
+    groups = await asyncio.gather(
+        *(
+            agents(u, n // k + (g < n % k), max(1, conc // k), offset + g * n, hint)
+            for g, u in enumerate(urls)
         )
-        for u in urls
-    ]
-
-    async def one(i: int) -> None:
-        c = clients[i % len(clients)]
-        async with sem:
-            r = await c.post("/v1/operations", json=body, headers={"Idempotency-Key": f"{tag}{i}"})
-            r.raise_for_status()
-            op = r.json()
-            while not op["done"]:
-                r = await c.get(
-                    f"/v1/operations/{op['operation_id']}/wait", params={"timeout": WAIT_TIMEOUT_S}
-                )
-                r.raise_for_status()
-                op = r.json()
-            if op["status"] != "succeeded":
-                raise RuntimeError(f"{op['operation_id']} ended {op['status']}")
-
-    try:
-        t0 = time.perf_counter()
-        await asyncio.gather(*(one(i) for i in range(n)))
-        return time.perf_counter() - t0
-    finally:
-        for c in clients:
-            await c.aclose()
+    )
+    wall = time.perf_counter() - t0
+    bad = [o for r in groups for o in r["outcomes"] if o != "succeeded"]
+    if bad:
+        raise RuntimeError(f"{len(bad)} jobs did not succeed, e.g. {bad[0]}")
+    return wall
 
 
 def run_layout(spec: str, args: argparse.Namespace, tmp: Path, hint: float) -> dict[str, Any]:
     n_gw, n_obs = layout(spec)
-    procs: list[Process] = []
     with (
         mock_provider(tmp) as (mock_url, _mock_pid),
         fresh_database("postgres", tmp, args.pg_url, "jobgate_scale") as (url, _db),
+        contextlib.ExitStack() as stack,
     ):
         upgrade(url)
         env = {
@@ -104,33 +76,25 @@ def run_layout(spec: str, args: argparse.Namespace, tmp: Path, hint: float) -> d
             "JOBGATE_AUTH": "dev",
             "JOBGATE_TIME_SCALE": repr(SCALE),
         }
-        try:
-            urls = []
-            for g in range(n_gw):
-                port = free_port()
-                gw = Process(
-                    ["serve", "--port", str(port), "--no-observer"],
-                    {**env, "JOBGATE_OBSERVER_ID": f"gw{g}"},
-                    tmp / f"{spec}-gw{g}.log",
-                ).start()
-                procs.append(gw)
-                urls.append(f"http://127.0.0.1:{port}")
-                wait_healthy(urls[-1], gw, START_TIMEOUT_S)
-            observers = [
-                Process(
-                    ["observe"], {**env, "JOBGATE_OBSERVER_ID": f"obs{o}"}, tmp / f"{spec}-o{o}.log"
-                ).start()
-                for o in range(n_obs)
-            ]
-            procs += observers
-            asyncio.run(agents(urls, args.concurrency, args.concurrency, f"{spec}-w-", hint))
-            pids = {p: p.proc.pid for p in procs if p.proc is not None}
-            cpu0 = {p: cpu_seconds(pid) for p, pid in pids.items()}
-            wall = asyncio.run(agents(urls, args.jobs, args.concurrency, f"{spec}-", hint))
-            cpu = {p: cpu_seconds(pid) - cpu0[p] for p, pid in pids.items()}
-        finally:
-            for p in procs:
-                p.kill()
+        procs: list[Process] = []
+        urls = []
+        for g in range(n_gw):
+            gw_env = {**env, "JOBGATE_OBSERVER_ID": f"gw{g}"}
+            gw, gw_url = stack.enter_context(
+                gateway_process(gw_env, tmp / f"{spec}-gw{g}.log", observer=False)
+            )
+            procs.append(gw)
+            urls.append(gw_url)
+        for o in range(n_obs):
+            obs_env = {**env, "JOBGATE_OBSERVER_ID": f"obs{o}"}
+            obs = Process(["observe"], obs_env, tmp / f"{spec}-o{o}.log").start()
+            stack.callback(obs.kill)
+            procs.append(obs)
+        asyncio.run(spread(urls, args.concurrency, args.concurrency, WARMUP_OFFSET, hint))
+        pids = {p: p.proc.pid for p in procs if p.proc is not None}
+        cpu0 = {p: cpu_seconds(pid) for p, pid in pids.items()}
+        wall = asyncio.run(spread(urls, args.jobs, args.concurrency, 0, hint))
+        cpu = {p: cpu_seconds(pid) - cpu0[p] for p, pid in pids.items()}
     gw_cpu = sum(v for p, v in cpu.items() if p.args[0] == "serve")
     obs_cpu = sum(v for p, v in cpu.items() if p.args[0] == "observe")
     return {
