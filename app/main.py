@@ -56,6 +56,7 @@ def build_context(settings: Settings, *, clock: Clock, http: httpx.AsyncClient) 
         db=Database(
             settings.database_url,
             info=audit.session_info(settings.audit_enabled, settings.audit_signing_key),
+            ping_after=settings.db_ping_after_idle_seconds,
         ),
         client=ProviderClient(http, env),
         profiles=profiles,

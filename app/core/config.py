@@ -18,6 +18,9 @@ class Settings(BaseSettings):
     # Unset: the SQLite default `<data_dir>/jobgate.db`, which `serve`/`observe` migrate
     # themselves; any configured database must be migrated with `jobgate migrate`.
     database_url: str = ""
+    # PostgreSQL: a pooled connection idle at least this long is pinged before use (0:
+    # before every use); one that was just handed back is used at once (app/core/pool_ping.py).
+    db_ping_after_idle_seconds: float = Field(default=1.0, ge=0)
     data_dir: Path = Path("./data")
     profiles_dir: Path | None = None
     mock_provider_url: str = "http://127.0.0.1:8081"

@@ -18,9 +18,10 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from app.core import sqlite_one_hop
+from app.core import pool_ping, sqlite_one_hop
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000  # writers queue behind each other instead of failing
+PING_AFTER_IDLE_SECONDS = 1.0  # PostgreSQL: a pooled connection idle this long is pinged first
 
 
 def async_url(url: str) -> str:
@@ -62,7 +63,9 @@ READ_ONLY = "jobgate_read_only"  # execution option: this transaction only reads
 _WRITER_TURN: ContextVar[bool] = ContextVar("jobgate_sqlite_writer_turn", default=False)
 
 
-def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
+def make_engine(
+    url: str, *, pool_size: int = 10, ping_after: float = PING_AFTER_IDLE_SECONDS
+) -> AsyncEngine:
     """An async engine; on SQLite every write transaction starts with BEGIN IMMEDIATE.
 
     SQLite upgrades a read lock to a write lock lazily and fails that upgrade with
@@ -70,6 +73,9 @@ def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
     writers queue on the busy timeout instead. A transaction opened by
     `Database.read()` never writes, so it starts with a plain (deferred) BEGIN: in
     WAL mode it reads a snapshot and never competes with the writer.
+
+    On PostgreSQL a pooled connection is pinged before use only after `ping_after`
+    seconds idle (app/core/pool_ping.py), not on every checkout.
     """
     if is_sqlite(url):
         engine = create_async_engine(async_url(url), pool_size=pool_size, max_overflow=0)
@@ -86,17 +92,23 @@ def make_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
             conn.exec_driver_sql("BEGIN" if reading else "BEGIN IMMEDIATE")
 
         return engine
-    return create_async_engine(
-        async_url(url), pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
-    )
+    engine = create_async_engine(async_url(url), pool_size=pool_size, max_overflow=pool_size)
+    pool_ping.install(engine, ping_after)
+    return engine
 
 
 class Database:
     """Owns the engine and hands out sessions whose transaction the caller scopes."""
 
-    def __init__(self, url: str, *, info: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        info: dict[str, Any] | None = None,
+        ping_after: float = PING_AFTER_IDLE_SECONDS,
+    ) -> None:
         self.url = url
-        self.engine = make_engine(url)
+        self.engine = make_engine(url, ping_after=ping_after)
         # `info` is copied into every session (e.g. the audit trail's settings).
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False, info=info)
         # Same pool; the option only changes how SQLite begins (see make_engine).
