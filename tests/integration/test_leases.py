@@ -152,3 +152,27 @@ async def _eventually(pred: Callable[[], Awaitable[bool]], what: str) -> None:
         if time.monotonic() > ends:
             raise AssertionError(f"never happened: {what}")
         await asyncio.sleep(0.005)  # yield to the step's tasks; a poll, not a timing assumption
+
+
+async def test_a_fenced_write_naming_no_column_is_refused_and_writes_nothing(
+    gateway: Gateway,
+) -> None:
+    """The prebuilt UPDATE takes its SET columns from the values; one that is no column
+    would be left out silently, so it is refused before anything is sent."""
+    op_id = (await gateway.start({"name": "never_finishes"})).json()["operation_id"]
+    async with gateway.ctx.db.transaction() as session:
+        before = await repo.get(session, op_id)
+    assert before is not None
+    fence = Fence(before.lease_owner or "nobody", before.lease_token)
+    async with gateway.ctx.db.transaction() as session:
+        try:
+            await repo.fenced_update(
+                session, op_id, fence=fence, at=gateway.ctx.now(), fields={"next_pol_at": None}
+            )
+        except ValueError as err:
+            assert "next_pol_at" in str(err)
+        else:
+            raise AssertionError("a misspelt column was accepted")
+    async with gateway.ctx.db.transaction() as session:
+        after = await repo.get(session, op_id)
+    assert after is not None and after.updated_at == before.updated_at

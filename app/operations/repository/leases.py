@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import or_, select
+from sqlalchemy import bindparam, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import queue, telemetry
@@ -85,10 +85,8 @@ async def held_unchanged(
     fence's, False if someone else wrote the row meanwhile (a cancel intent, an
     operator), True if the row is still as its holder last wrote it. A few columns of
     all of them in one statement, not the rows."""
-    c = OPS.c
     ids = [op.id for op, _ in held]
-    stmt = select(c.id, c.lease_owner, c.lease_token, *_WITNESSES).where(c.id.in_(ids))
-    rows = {row.id: row for row in (await session.execute(stmt)).all()}
+    rows = {row.id: row for row in (await session.execute(_HELD, {"k_ids": ids})).all()}
     out: dict[str, bool | None] = {}
     for op, fence in held:
         row = rows.get(op.id)
@@ -103,6 +101,10 @@ async def held_unchanged(
 # intent sets `cancel_requested_at` (without a version bump, and possibly within the
 # same clock tick as the holder's own write, so `updated_at` alone could miss it).
 _WITNESSES = (OPS.c.version, OPS.c.cancel_requested_at, OPS.c.updated_at)
+# Built once (issue 11): the ids are one expanding parameter.
+_HELD = select(OPS.c.id, OPS.c.lease_owner, OPS.c.lease_token, *_WITNESSES).where(
+    OPS.c.id.in_(bindparam("k_ids", expanding=True))
+)
 
 
 async def next_due_at(session: AsyncSession, now: datetime) -> datetime | None:

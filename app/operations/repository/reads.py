@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, bindparam, or_, select
 from sqlalchemy.exc import DataError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -14,14 +14,22 @@ from app.operations.models import HistoryEntry, Operation, ResultItem
 from app.operations.repository.tables import HIST, ITEMS, OPS
 from app.operations.states import NEEDS_ATTENTION, State
 
+# The two reads of every request and step, built once (issue 11); values bound by name.
+_GET = select(Operation).where(OPS.c.id == bindparam("k_id"))
+_BY_KEY = select(Operation).where(
+    OPS.c.principal == bindparam("k_principal"), OPS.c.idempotency_key == bindparam("k_key")
+)
+_FRESH = {"populate_existing": True}  # the row as stored, even if this session holds it
+
 
 async def get(session: AsyncSession, op_id: str) -> Operation | None:
-    return await session.get(Operation, op_id, populate_existing=True)
+    rows = await session.execute(_GET, {"k_id": op_id}, execution_options=_FRESH)
+    return rows.scalar_one_or_none()
 
 
 async def get_by_key(session: AsyncSession, principal: str, key: str) -> Operation | None:
-    stmt = select(Operation).where(OPS.c.principal == principal, OPS.c.idempotency_key == key)
-    return (await session.execute(stmt)).scalar_one_or_none()
+    rows = await session.execute(_BY_KEY, {"k_principal": principal, "k_key": key})
+    return rows.scalar_one_or_none()
 
 
 async def get_by_remote_job(
