@@ -82,9 +82,9 @@ def make_engine(
 
         @event.listens_for(engine.sync_engine, "connect")
         def _connect(dbapi_conn: Any, _rec: Any) -> None:
-            sqlite_one_hop.install(dbapi_conn)  # only what may wait goes to the driver's thread
             dbapi_conn.isolation_level = None
             sqlite_pragmas(dbapi_conn)
+            sqlite_one_hop.install(dbapi_conn)  # only what may wait goes to the driver's thread
 
         @event.listens_for(engine.sync_engine, "begin")
         def _begin(conn: Any) -> None:

@@ -6,8 +6,9 @@ to roll back a connection going back to the pool even when its transaction has
 already committed. Each trip is a future, a wake-up of the event loop and two
 greenlet switches; under load they were a quarter of the gateway's CPU.
 
-Here only what can wait goes to the thread: `BEGIN IMMEDIATE` (it may wait for
-another process's write lock, up to the busy timeout), a statement outside any
+Here only what can wait goes to the thread: `BEGIN IMMEDIATE` while another
+connection holds the write lock (it waits for it, up to the busy timeout; a free
+lock is taken at once on the loop, see `_lock_now`), a statement outside any
 transaction, and the COMMIT of a transaction that wrote (it may checkpoint the
 WAL). Everything else runs at once in the caller's thread: a statement inside a
 transaction that already holds its lock (in WAL mode it waits for nobody), a plain
@@ -81,7 +82,10 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
     async def _one_trip(self, many: bool, operation: Any, parameters: Any) -> None:
         driver = self._connection
         async with self._adapt_connection._execute_mutex:
-            if _waits(driver, operation):
+            if operation == BEGIN_IMMEDIATE and driver._jobgate_inline and _lock_now(driver):
+                driver._jobgate_wrote = True
+                desc, rows, rowcount, lastrowid = None, None, -1, None
+            elif _waits(driver, operation):
                 desc, rows, rowcount, lastrowid = await driver._execute(
                     self._run, many, operation, parameters
                 )
@@ -112,6 +116,26 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
 
 
 BEGIN_IMMEDIATE = "BEGIN IMMEDIATE"
+
+
+def _lock_now(driver: Any) -> bool:
+    """`BEGIN IMMEDIATE` on the loop if the write lock is free this instant; False (and
+    nothing begun) if another connection holds it, to wait for it in the thread.
+
+    With the busy timeout at 0 for that one statement, SQLite answers SQLITE_BUSY at
+    once instead of sleeping in the caller's thread, which here is the event loop's.
+    """
+    conn = driver._conn
+    conn.execute("PRAGMA busy_timeout=0")
+    try:
+        conn.execute(BEGIN_IMMEDIATE)
+        return True
+    except sqlite3.OperationalError as err:
+        if getattr(err, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY:
+            return False
+        raise
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={driver._jobgate_busy_ms}")
 
 
 def _waits(driver: Any, operation: str) -> bool:
@@ -172,3 +196,5 @@ def install(dbapi_conn: Any) -> None:
         driver = dbapi_conn._connection
         driver._jobgate_wrote = False
         driver._jobgate_inline = _usable_here(driver)
+        if driver._jobgate_inline:  # the engine's busy timeout, restored after `_lock_now`
+            driver._jobgate_busy_ms = driver._conn.execute("PRAGMA busy_timeout").fetchone()[0]

@@ -1,7 +1,8 @@
 """The SQLite engine sends to aiosqlite's thread only what may wait on a lock (BEGIN
-IMMEDIATE, a writing COMMIT), each in one trip, and makes none to reset a connection
-whose transaction already ended; results are unchanged, and the loop runs on while a
-BEGIN IMMEDIATE waits for another connection's write lock."""
+IMMEDIATE while another connection holds the write lock, a writing COMMIT), each in
+one trip, and makes none to reset a connection whose transaction already ended;
+results are unchanged, and the loop runs on while a BEGIN IMMEDIATE waits for another
+connection's write lock."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.core.db import READ_ONLY, make_engine
+from app.core.db import READ_ONLY, SQLITE_BUSY_TIMEOUT_MS, make_engine
 from app.core.sqlite_one_hop import OneHopConnection
+from tests.support.timing import QUICK_S, budget
 
 
 @pytest.fixture
@@ -53,10 +55,13 @@ async def test_only_the_lock_and_a_writing_commit_take_a_trip(
         assert isinstance((await conn.get_raw_connection()).dbapi_connection, OneHopConnection)
         await conn.execute(sa.text("INSERT INTO t (name) VALUES ('a')"))
         rows = (await conn.execute(sa.text("SELECT name FROM t"))).all()
+        timeout = (await conn.execute(sa.text("PRAGMA busy_timeout"))).scalar_one()
     assert rows == [("a",)]
-    # BEGIN IMMEDIATE (one trip: it may wait) and COMMIT; the INSERT and SELECT run at
-    # once under the lock, and no rollback trip when the connection goes back to the pool.
-    assert trips == {"_run": 1, "commit": 1}
+    # Only the COMMIT: with the write lock free, BEGIN IMMEDIATE took it on the loop; the
+    # INSERT and SELECT run at once under the lock, and no rollback trip when the
+    # connection goes back to the pool.
+    assert trips == {"commit": 1}
+    assert timeout == SQLITE_BUSY_TIMEOUT_MS  # restored after the instant BEGIN
     trips.clear()
     async with engine.execution_options(**{READ_ONLY: True}).begin() as conn:  # a read
         assert (await conn.execute(sa.text("SELECT count(*) FROM t"))).scalar_one() == 1
@@ -64,12 +69,12 @@ async def test_only_the_lock_and_a_writing_commit_take_a_trip(
 
 
 async def test_the_loop_runs_on_while_begin_immediate_waits_for_the_lock(
-    tmp_path: Path, engine: AsyncEngine
+    tmp_path: Path, engine: AsyncEngine, trips: collections.Counter[str]
 ) -> None:
     """Another connection holds the write lock; ours waits in aiosqlite's thread while a
     task on the loop runs, and that task is what lets the lock go. Were BEGIN IMMEDIATE
-    run on the loop, the task could never run and the write would fail after the busy
-    timeout."""
+    left to wait on the loop, the task could never run and the write would fail after
+    the busy timeout."""
     other = sqlite3.connect(tmp_path / "t.db", isolation_level=None, check_same_thread=False)
     other.execute("BEGIN IMMEDIATE")
     ticks = 0
@@ -81,12 +86,17 @@ async def test_the_loop_runs_on_while_begin_immediate_waits_for_the_lock(
             ticks += 1
         other.execute("COMMIT")  # only a running loop gets here
 
+    async def write() -> None:
+        async with engine.begin() as conn:
+            await conn.execute(sa.text("INSERT INTO t (name) VALUES ('after')"))
+
     running = asyncio.create_task(ticker())
-    async with engine.begin() as conn:
-        await conn.execute(sa.text("INSERT INTO t (name) VALUES ('after')"))
+    # Well inside the 30 s busy timeout: a BEGIN that slept on the loop would take it all.
+    await asyncio.wait_for(write(), budget(QUICK_S))
     await running
     other.close()
     assert ticks == 5
+    assert trips["_run"] == 1  # the BEGIN IMMEDIATE that found the lock taken
 
 
 async def test_counts_rows_and_errors_are_those_of_the_driver(engine: AsyncEngine) -> None:
