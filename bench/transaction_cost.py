@@ -1,9 +1,12 @@
-"""CPU of one SQLite transaction through `Database`, by kind, with and without running
-lock-free statements on the loop (app/core/sqlite_one_hop.py).
+"""CPU of one SQLite transaction through `Database` and the repository, by kind, with
+and without running lock-free statements on the loop (app/core/sqlite_one_hop.py).
 
-`thread`: every statement and COMMIT takes a trip to aiosqlite's thread (one trip
-each, as `sqlite_one_hop` did before it ran them on the loop); `loop`: today's
-engine, where only BEGIN IMMEDIATE and a writing COMMIT take one. The two settings
+The kinds are what the hot path does: an observation step's write (its guarded
+UPDATE, then its exchange and observation rows with their audit entries) and the
+read of one operation. `thread`: every statement and COMMIT takes a trip to
+aiosqlite's thread (one trip each, as `sqlite_one_hop` did before it ran them on the
+loop); `loop`: today's engine, where only a writing COMMIT (and a BEGIN IMMEDIATE
+that finds the write lock taken) takes one. The two settings
 alternate round by round on fresh databases; printed are the medians over rounds of
 the CPU (user + system of this process, both threads) per transaction, and the ratio.
 
@@ -19,16 +22,42 @@ import statistics
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event, select, update
+from sqlalchemy import event
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from app import audit  # noqa: E402
 from app.core.db import Database  # noqa: E402
 from app.core.migrate import upgrade  # noqa: E402
-from app.operations.repository.tables import OPS  # noqa: E402
+from app.operations import repository as repo  # noqa: E402
+from app.operations.repository import Fence  # noqa: E402
+
+# An observation step's write: its schedule and remote fields, then its two history
+# rows (the exchange and the observation) with their audit entries.
+STEP_FIELDS = {
+    "remote_state": "running",
+    "remote_class": "running",
+    "progress_completed": 1,
+    "progress_total": 3,
+    "next_poll_at": None,
+    "poll_attempt": 2,
+    "next_poll_reason": "provider says running",
+    "lease_expires_at": None,
+}
+
+
+def history(now: datetime) -> list[dict[str, Any]]:
+    exchange = {"operation": "status", "method": "GET", "status_code": 200, "ms": 7}
+    return [
+        repo.history_row(
+            operation_id="none", at=now, kind=kind, actor="bench", cause="status", data=data
+        )
+        for kind, data in (("exchange", exchange), ("observation", {"state": "running"}))
+    ]
 
 
 def cpu() -> float:
@@ -41,25 +70,27 @@ async def one_round(on_loop: bool, n: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{tmp}/t.db"
         upgrade(url)
-        db = Database(url)
+        db = Database(url, info=audit.session_info(True, None))
 
         @event.listens_for(db.engine.sync_engine, "connect")
         def _setting(dbapi_conn: Any, _rec: Any) -> None:
             dbapi_conn._connection._jobgate_inline = on_loop  # after sqlite_one_hop.install
 
-        async def write() -> None:
-            async with db.write() as s:
-                for _ in range(3):
-                    stmt = update(OPS).where(OPS.c.id == "none").values(next_poll_reason="x")
-                    await s.execute(stmt)
+        now = datetime.now(UTC)
+        fence = Fence("bench", 1)
 
-        async def read() -> None:
+        async def write() -> None:  # what an observation step writes
+            async with db.write() as s:
+                await repo.fenced_update(s, "none", fence=fence, at=now, fields=dict(STEP_FIELDS))
+                await repo.append_history_rows(s, history(now))
+
+        async def read() -> None:  # what a /wait or a fresh step reads
             async with db.read() as s:
-                await s.execute(select(OPS.c.id).where(OPS.c.id == "none"))
+                await repo.get(s, "none")
 
         kinds: dict[str, Callable[[], Awaitable[None]]] = {
-            "write, 3 statements": write,
-            "read, 1 statement": read,
+            "step write, 3 statements": write,
+            "read of one operation": read,
         }
         out = {}
         for name, fn in kinds.items():
