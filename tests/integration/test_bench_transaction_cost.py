@@ -14,5 +14,5 @@ def test_transaction_cost_bench_prints_both_kinds() -> None:
     proc = subprocess.run(cmd + ["--rounds", "1"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
-    assert any(line.strip().startswith("write, 3 statements") for line in lines), proc.stdout
-    assert any(line.strip().startswith("read, 1 statement") for line in lines), proc.stdout
+    assert any(line.strip().startswith("step write, 3 statements") for line in lines), proc.stdout
+    assert any(line.strip().startswith("read of one operation") for line in lines), proc.stdout
