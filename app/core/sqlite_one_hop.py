@@ -9,11 +9,13 @@ greenlet switches; under load they were a quarter of the gateway's CPU.
 Here only what can wait goes to the thread: `BEGIN IMMEDIATE` while another
 connection holds the write lock (it waits for it, up to the busy timeout; a free
 lock is taken at once on the loop, see `_lock_now`), a statement outside any
-transaction, and the COMMIT of a transaction that wrote (it may checkpoint the
-WAL). Everything else runs at once in the caller's thread: a statement inside a
-transaction that already holds its lock (in WAL mode it waits for nobody), a plain
-`BEGIN`, and the COMMIT of a read. A statement in the thread is one trip (cursor,
-execute, rows, counts and close together); a rollback with nothing open makes none.
+transaction, and every `CHECKPOINT_EVERY`-th writing COMMIT of a connection, which
+checkpoints the WAL after it (a checkpoint may fsync; the connections make no
+automatic ones). Everything else runs at once in the caller's thread: a statement
+inside a transaction that already holds its lock, a plain `BEGIN`, and a COMMIT (in
+WAL mode none of them waits for anybody; without WAL, every statement takes the
+trip). A statement in the thread is one trip (cursor, execute, rows, counts and
+close together); a rollback with nothing open makes none.
 
 The adapted connection's class is swapped when the engine connects
 (`install`); nothing else changes: same driver, same SQL, same transactions. It
@@ -153,17 +155,23 @@ class OneHopConnection(AsyncAdapt_aiosqlite_connection):
     _cursor_cls = OneHopCursor
 
     def commit(self) -> None:
-        """A transaction that wrote commits in the driver's thread (it may checkpoint);
-        a read ends at once."""
+        """COMMIT at once on the loop: in WAL mode it waits for nobody. Every
+        `CHECKPOINT_EVERY`-th writing commit goes to the driver's thread instead, with
+        a checkpoint after it (this connection makes none on its own: it could fsync)."""
         driver = self._connection
         wrote, driver._jobgate_wrote = driver._jobgate_wrote, False
-        if driver._connection and not wrote and driver._jobgate_inline:
-            try:
-                driver._conn.commit()
-            except Exception as error:
-                self._handle_exception(error)
+        if not (driver._connection and driver._jobgate_inline):
+            super().commit()
             return
-        super().commit()
+        if wrote:
+            driver._jobgate_writes += 1
+        try:
+            if wrote and driver._jobgate_writes % CHECKPOINT_EVERY == 0:
+                await_(driver._execute(_commit_and_checkpoint, driver._conn))
+            else:
+                driver._conn.commit()
+        except Exception as error:
+            self._handle_exception(error)
 
     def rollback(self) -> None:
         """Roll back only a transaction that is open (the pool's reset after a commit
@@ -174,6 +182,16 @@ class OneHopConnection(AsyncAdapt_aiosqlite_connection):
         if driver._connection and not driver._conn.in_transaction:
             return
         super().rollback()
+
+
+CHECKPOINT_EVERY = 64  # writing commits per connection between its checkpoints
+
+
+def _commit_and_checkpoint(conn: sqlite3.Connection) -> None:
+    """In the driver's thread: the COMMIT, then a PASSIVE checkpoint (it waits for no
+    reader or writer; what readers still need stays in the WAL for the next one)."""
+    conn.commit()
+    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
 
 def supported(driver_connection: Any) -> bool:
@@ -196,5 +214,13 @@ def install(dbapi_conn: Any) -> None:
         driver = dbapi_conn._connection
         driver._jobgate_wrote = False
         driver._jobgate_inline = _usable_here(driver)
-        if driver._jobgate_inline:  # the engine's busy timeout, restored after `_lock_now`
-            driver._jobgate_busy_ms = driver._conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        driver._jobgate_writes = 0
+        if driver._jobgate_inline:
+            conn = driver._conn
+            # Commits on the loop only in WAL mode, where a COMMIT waits for no lock.
+            driver._jobgate_inline = conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        if driver._jobgate_inline:
+            # The engine's busy timeout, restored after `_lock_now`; checkpoints are
+            # made in the thread by `commit`, never by a COMMIT on the loop.
+            driver._jobgate_busy_ms = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+            conn.execute("PRAGMA wal_autocheckpoint=0")

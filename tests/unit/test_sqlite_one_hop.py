@@ -1,5 +1,5 @@
-"""The SQLite engine sends to aiosqlite's thread only what may wait on a lock (BEGIN
-IMMEDIATE while another connection holds the write lock, a writing COMMIT), each in
+"""The SQLite engine sends to aiosqlite's thread only what may wait (BEGIN IMMEDIATE
+while another connection holds the write lock, a commit that checkpoints), each in
 one trip, and makes none to reset a connection whose transaction already ended;
 results are unchanged, and the loop runs on while a BEGIN IMMEDIATE waits for another
 connection's write lock."""
@@ -20,7 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.core.db import READ_ONLY, SQLITE_BUSY_TIMEOUT_MS, make_engine
-from app.core.sqlite_one_hop import OneHopConnection
+from app.core.sqlite_one_hop import CHECKPOINT_EVERY, OneHopConnection
 from tests.support.timing import QUICK_S, budget
 
 
@@ -47,7 +47,7 @@ async def engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
     await eng.dispose()
 
 
-async def test_only_the_lock_and_a_writing_commit_take_a_trip(
+async def test_a_write_with_the_lock_free_takes_no_trip(
     engine: AsyncEngine, trips: collections.Counter[str]
 ) -> None:
     trips.clear()
@@ -57,10 +57,10 @@ async def test_only_the_lock_and_a_writing_commit_take_a_trip(
         rows = (await conn.execute(sa.text("SELECT name FROM t"))).all()
         timeout = (await conn.execute(sa.text("PRAGMA busy_timeout"))).scalar_one()
     assert rows == [("a",)]
-    # Only the COMMIT: with the write lock free, BEGIN IMMEDIATE took it on the loop; the
-    # INSERT and SELECT run at once under the lock, and no rollback trip when the
-    # connection goes back to the pool.
-    assert trips == {"commit": 1}
+    # None: with the write lock free, BEGIN IMMEDIATE took it on the loop; the INSERT,
+    # the SELECT and the COMMIT ran at once (in WAL mode they wait for nobody), and no
+    # rollback trip when the connection goes back to the pool.
+    assert trips == {}
     assert timeout == SQLITE_BUSY_TIMEOUT_MS  # restored after the instant BEGIN
     trips.clear()
     async with engine.execution_options(**{READ_ONLY: True}).begin() as conn:  # a read
@@ -131,3 +131,24 @@ async def test_a_transaction_left_open_is_still_rolled_back_on_return(
     async with engine.begin() as other:  # the write lock is free
         rows = (await other.execute(sa.text("SELECT count(*) FROM t"))).scalar_one()
     assert rows == 0
+
+
+async def test_every_so_many_writing_commits_checkpoint_in_the_thread(
+    tmp_path: Path, engine: AsyncEngine, trips: collections.Counter[str]
+) -> None:
+    """The connections make no checkpoint of their own (one could fsync on the loop);
+    every CHECKPOINT_EVERY-th writing commit goes to the thread with one, so the WAL is
+    reused instead of growing with every write."""
+    trips.clear()
+    row = "x" * 4000  # about a page a commit
+    rounds = 5
+    wal = tmp_path / "t.db-wal"
+    for i in range(rounds * CHECKPOINT_EVERY):
+        async with engine.begin() as conn:
+            await conn.execute(sa.text("INSERT INTO t (name) VALUES (:n)"), {"n": f"{i}{row}"})
+        if i + 1 == CHECKPOINT_EVERY:
+            one_round = wal.stat().st_size  # the WAL of one round's commits
+    assert trips == {"_commit_and_checkpoint": rounds}
+    assert wal.stat().st_size < 2 * one_round  # without the checkpoints: 5 rounds' worth
+    async with engine.connect() as conn:
+        assert (await conn.exec_driver_sql("PRAGMA wal_autocheckpoint")).scalar_one() == 0
