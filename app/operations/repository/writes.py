@@ -20,9 +20,10 @@ async def insert_operation(session: AsyncSession, op: Operation) -> None:
     await session.flush()
 
 
-async def _one_row(session: AsyncSession, stmt: Any) -> bool:
-    """Run a guarded UPDATE of one row; True only if its guard still held (one row hit)."""
-    result = await session.execute(stmt)
+async def _one_row(session: AsyncSession, stmt: Any, params: dict[str, Any] | None = None) -> bool:
+    """Run a guarded UPDATE of one row (a prebuilt one with its `params`); True only if
+    its guard still held (one row hit)."""
+    result = await session.execute(stmt, params)
     return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
 
 
@@ -116,12 +117,6 @@ def _guard(op_id: str, fence: Fence | None) -> dict[str, Any]:
     return {"k_id": op_id, "k_owner": fence.owner, "k_token": fence.token}
 
 
-async def _one_row_of(session: AsyncSession, stmt: Any, params: dict[str, Any]) -> bool:
-    """Run a prebuilt guarded UPDATE of one row; True only if its guard still held."""
-    result = await session.execute(stmt, params)
-    return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
-
-
 async def transition(
     session: AsyncSession,
     op_id: str,
@@ -138,7 +133,7 @@ async def transition(
     stmt = _TRANSITION if fence is None else _TRANSITION_FENCED
     params = _set(fields, state=to.value, updated_at=at)
     params.update(_guard(op_id, fence), k_state=expect_state.value, k_version=expect_version)
-    applied = await _one_row_of(session, stmt, params)
+    applied = await _one_row(session, stmt, params)
     if applied and session.get_bind().dialect.name == "postgresql":
         # Delivered on commit, so listeners never see a change that rolled back. "open"
         # says the operation is certainly not done (core/pg_listen.py).
@@ -159,9 +154,9 @@ async def fenced_update(
     """Write fields without a state change (observations, schedule), fenced by the lease."""
     params = {**_set(fields, updated_at=at), **_guard(op_id, fence)}
     if expect_state is None:
-        return await _one_row_of(session, _FENCED, params)
+        return await _one_row(session, _FENCED, params)
     params["k_state"] = expect_state.value
-    return await _one_row_of(session, _FENCED_IN_STATE, params)
+    return await _one_row(session, _FENCED_IN_STATE, params)
 
 
 async def operator_update(
