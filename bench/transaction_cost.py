@@ -5,8 +5,9 @@ The kinds are what the hot path does: an observation step's write (its guarded
 UPDATE, then its exchange and observation rows with their audit entries) and the
 read of one operation. `thread`: every statement and COMMIT takes a trip to
 aiosqlite's thread (one trip each, as `sqlite_one_hop` did before it ran them on the
-loop); `loop`: today's engine, where only a writing COMMIT (and a BEGIN IMMEDIATE
-that finds the write lock taken) takes one. The two settings
+loop); `loop`: today's engine, where only every 64th writing COMMIT of a connection
+(with its checkpoint) and a BEGIN IMMEDIATE that finds the write lock taken take one.
+The two settings
 alternate round by round on fresh databases; printed are the medians over rounds of
 the CPU (user + system of this process, both threads) per transaction, and the ratio.
 
