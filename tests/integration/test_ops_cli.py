@@ -79,9 +79,13 @@ def test_wait_show_and_list(live: str) -> None:
     shown = ops("show", op_id, JOBGATE_URL=live)  # the URL from the environment
     assert shown.returncode == 0, shown.stderr
     assert f"operation   {op_id}" in shown.stdout
-    assert re.search(r"polled [4-9]x, running \(\d/\d\); answers: 200 x[4-9]", shown.stdout)
-    assert "create_pending -> accepted" in shown.stdout
-    assert "result_collecting -> succeeded" in shown.stdout
+    out = shown.stdout  # in every message: a failure under load must show the timeline
+    assert re.search(r"polled [4-9]x, running \(\d/\d\); answers: 200 x[4-9]", out), out
+    # The way into `accepted` is the gateway's business, not the CLI's: the create's own
+    # answer (`create_pending -> accepted`) or, when a loaded box let the 0.5 s intake
+    # lease or the scaled create deadline lapse, reconciliation. Either is one line.
+    assert re.search(r"^\s+\S.* (create_pending|reconciling) -> accepted: ", out, re.M), out
+    assert "result_collecting -> succeeded" in out, out
     rows = int(re.search(r"timeline \((\d+) history rows", shown.stdout).group(1))  # type: ignore[union-attr]
     lines = shown.stdout.split("timeline", 1)[1].strip().splitlines()[1:]
     assert len(lines) < rows - 6  # at least six status reads and observations folded away
