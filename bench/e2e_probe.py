@@ -8,11 +8,12 @@
   PostgreSQL 15 publishes a backend's counts when it goes idle (at most once a
   second) or exits, so read them after a pause, or after the client has closed.
 - `CommitCounter`: counts, in the process it is installed in, every COMMIT and
-  ROLLBACK that SQLAlchemy issues on any engine, and the commits whose transaction
-  ran an INSERT, UPDATE or DELETE ("write commits"). It is how commits are counted
-  on SQLite, where the database keeps no such counter; on PostgreSQL it is checked
-  against `xact_commit`. It only adds three event listeners (a counter increment
-  and a prefix test per statement); no jobgate code changes. It also sums the time
+  ROLLBACK of a jobgate transaction (a probe in `app.core.txn.PROBES`) or issued by
+  SQLAlchemy on any engine (DBOS), and the commits whose transaction ran an INSERT,
+  UPDATE or DELETE ("write commits"). It is how commits are counted on SQLite, where
+  the database keeps no such counter; on PostgreSQL it is checked against
+  `xact_commit`. It only adds listeners (a counter increment and a prefix test per
+  statement); no jobgate code changes. It also sums the time
   statements took as seen by SQLAlchemy (including waiting for the event loop), and
   separately that of `BEGIN ...` statements: on SQLite, where jobgate begins every
   transaction with BEGIN IMMEDIATE, that is the time spent queueing for the write lock.
@@ -117,7 +118,35 @@ class CommitCounter:
 
         event.listen(Pool, "checkout", on_checkout)
         event.listen(Pool, "connect", on_connect)
+        self._install_jobgate()
         return self
+
+    def _install_jobgate(self) -> None:
+        """The same counts for jobgate's own transactions (app/core/txn.py)."""
+        try:
+            from app.core import txn
+        except ImportError:  # a worker without jobgate on its path
+            return
+        counter = self
+
+        class Probe(txn.Probe):
+            def statement(self, _t: Any, sql: str, _args: Any, seconds: float) -> None:
+                counter.stmt_seconds += seconds
+                if sql[:5].upper() == "BEGIN":
+                    counter.begin_seconds += seconds
+                    counter.checkouts += 1  # one pooled connection per transaction
+
+            def commit(self, t: Any) -> None:
+                counter.commits += 1
+                counter.write_commits += bool(t.wrote)
+
+            def rollback(self, _t: Any) -> None:
+                counter.rollbacks += 1
+
+            def connected(self) -> None:
+                counter.connects += 1
+
+        txn.PROBES.append(Probe())
 
     def snapshot(self) -> dict[str, float]:
         return {

@@ -33,10 +33,11 @@ from typing import Any
 
 import httpx
 import psycopg
-from sqlalchemy import create_engine, event, select
+from sqlalchemy import create_engine, select
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from app.core import txn
 from app.core.clock import SystemClock
 from app.core.config import Settings
 from app.core.context import AppContext
@@ -190,17 +191,21 @@ async def explain_claim(engine: AppContext) -> str:
     """The plan of the exact UPDATE `repo.claim_due` sends (captured, then rolled back)."""
     captured: list[tuple[str, Any]] = []
 
-    def grab(conn: Any, cur: Any, stmt: str, params: Any, ctx: Any, many: bool) -> None:
-        if stmt.lstrip().upper().startswith("UPDATE") and not captured:
-            captured.append((stmt, params))
+    class Grab(txn.Probe):
+        def statement(self, _t: Any, sql: str, args: Any, _s: float) -> None:
+            if sql.lstrip().upper().startswith("UPDATE") and not captured:
+                captured.append((sql, args))
 
-    sync_engine = engine.db.engine.sync_engine
-    event.listen(sync_engine, "before_cursor_execute", grab)
+    class Undo(Exception):
+        """Leaves the claim uncommitted."""
+
+    grab = Grab()
+    txn.PROBES.append(grab)
+    plan: list[Any] = []
     try:
-        async with engine.db.sessions() as session:
-            await session.begin()
+        async with engine.db.write() as t:
             await repo.claim_due(
-                session,
+                t,
                 now=engine.now(),
                 owner="explain",
                 lease_seconds=30,
@@ -209,11 +214,12 @@ async def explain_claim(engine: AppContext) -> str:
             )
             stmt, params = captured[0]
             prefix = "EXPLAIN QUERY PLAN " if engine.db.is_sqlite else "EXPLAIN (ANALYZE, BUFFERS) "
-            conn = await session.connection()
-            plan = (await conn.exec_driver_sql(prefix + stmt, params)).all()
-            await session.rollback()
+            plan, _count, _names = await t.connection.execute(prefix + stmt, params, True)
+            raise Undo
+    except Undo:
+        pass
     finally:
-        event.remove(sync_engine, "before_cursor_execute", grab)
+        txn.PROBES.remove(grab)
     return "\n".join("    " + " | ".join(str(c) for c in row) for row in plan)
 
 

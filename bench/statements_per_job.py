@@ -3,8 +3,9 @@
 The in-process gateway (its real observer loop) on a fresh SQLite database against the
 real mock provider, scenario `slow` (3 running polls), time scale 0.005; each job is
 created and then waited on until done before the next starts, so nothing is shared
-between jobs. Counts every statement the gateway's engine sends, by its first words, and every
-trip to aiosqlite's thread (what each statement, commit and rollback costs on top).
+between jobs. Counts every statement the gateway sends (a probe in `app.core.txn.PROBES`),
+by its first words, and every call its SQLite connections sent to a thread (a BEGIN
+IMMEDIATE that found the write lock taken, a commit with its checkpoint).
 
     .venv/bin/python bench/statements_per_job.py [--jobs 10]
 """
@@ -20,12 +21,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import aiosqlite.core
 import httpx
-from sqlalchemy import event
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from app.core import txn  # noqa: E402
 from app.core.config import Settings  # noqa: E402
 from app.core.migrate import upgrade  # noqa: E402
 from app.main import create_app  # noqa: E402
@@ -35,18 +35,17 @@ BODY = {"provider": "mock", "kind": "report", "input": {"scenario": {"name": "sl
 WORDS = 3  # a statement's kind: its first words (e.g. "INSERT INTO audit_log")
 
 
-TRIPS = "trips to aiosqlite's thread"
+TRIPS = "calls sent to a thread"
 
 
-def count_trips(seen: collections.Counter[str]) -> None:
-    """Count every function queued to an aiosqlite thread under `TRIPS`."""
-    real = aiosqlite.core.Connection._execute
+class Counting(txn.Probe):
+    """Every statement by its first words."""
 
-    async def counted(self: Any, fn: Any, *args: Any, **kw: Any) -> Any:
-        seen[TRIPS] += 1
-        return await real(self, fn, *args, **kw)
+    def __init__(self, seen: collections.Counter[str]) -> None:
+        self.seen = seen
 
-    aiosqlite.core.Connection._execute = counted  # type: ignore[method-assign]
+    def statement(self, _t: Any, sql: str, _args: Any, _seconds: float) -> None:
+        self.seen[" ".join(sql.split()[:WORDS])] += 1
 
 
 async def count(url: str, mock_url: str, data: Path, jobs: int) -> collections.Counter[str]:
@@ -55,14 +54,9 @@ async def count(url: str, mock_url: str, data: Path, jobs: int) -> collections.C
     )
     app = create_app(settings)
     seen: collections.Counter[str] = collections.Counter()
-    count_trips(seen)
     async with app.router.lifespan_context(app):
-        engine = app.state.ctx.db.engine.sync_engine
-
-        @event.listens_for(engine, "before_cursor_execute")
-        def _count(_c: Any, _cur: Any, stmt: str, *_: Any) -> None:
-            seen[" ".join(stmt.split()[:WORDS])] += 1
-
+        probe = Counting(seen)
+        txn.PROBES.append(probe)
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as c:
             for _ in range(jobs):
@@ -71,6 +65,9 @@ async def count(url: str, mock_url: str, data: Path, jobs: int) -> collections.C
                 while not op["done"]:
                     wait = f"/v1/operations/{op['operation_id']}/wait"
                     op = (await c.get(wait, params={"timeout": 5})).json()
+        txn.PROBES.remove(probe)
+        pool = app.state.ctx.db.pool
+        seen[TRIPS] = sum(conn.trips for conn in pool.idle())
     return seen
 
 

@@ -1,17 +1,14 @@
-"""CPU of one SQLite transaction through `Database` and the repository, by kind, with
-and without running lock-free statements on the loop (app/core/sqlite_one_hop.py).
+"""CPU of one transaction through `Database` and the repository, by kind.
 
 The kinds are what the hot path does: an observation step's write (its guarded
 UPDATE, then its exchange and observation rows with their audit entries) and the
-read of one operation. `thread`: every statement and COMMIT takes a trip to
-aiosqlite's thread (one trip each, as `sqlite_one_hop` did before it ran them on the
-loop); `loop`: today's engine, where only every 64th writing COMMIT of a connection
-(with its checkpoint) and a BEGIN IMMEDIATE that finds the write lock taken take one.
-The two settings
-alternate round by round on fresh databases; printed are the medians over rounds of
-the CPU (user + system of this process, both threads) per transaction, and the ratio.
+read of one operation. Each round runs on a fresh database (SQLite in a temporary
+directory, or a new PostgreSQL database when `--pg-url` is given); printed are the
+medians over rounds of the CPU (user + system of this process, all threads) per
+transaction.
 
     .venv/bin/python bench/transaction_cost.py [--n 3000] [--rounds 5]
+        [--pg-url postgresql://postgres@127.0.0.1:5432/]
 """
 
 from __future__ import annotations
@@ -19,15 +16,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import resource
+import secrets
 import statistics
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-from sqlalchemy import event
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -66,60 +63,75 @@ def cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-async def one_round(on_loop: bool, n: int) -> dict[str, float]:
-    """Microseconds of CPU per transaction, by kind, for one setting."""
-    with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite:///{tmp}/t.db"
-        upgrade(url)
-        db = Database(url, info=audit.session_info(True, None))
+@contextmanager
+def fresh_database(pg_url: str | None) -> Iterator[str]:
+    if pg_url is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            url = f"sqlite:///{tmp}/t.db"
+            upgrade(url)
+            yield url
+        return
+    import psycopg
 
-        @event.listens_for(db.engine.sync_engine, "connect")
-        def _setting(dbapi_conn: Any, _rec: Any) -> None:
-            dbapi_conn._connection._jobgate_inline = on_loop  # after sqlite_one_hop.install
+    name = f"txcost_{secrets.token_hex(6)}"
+    with psycopg.connect(pg_url + "postgres", autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        upgrade(pg_url + name)
+        yield pg_url + name
+    finally:
+        with psycopg.connect(pg_url + "postgres", autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
-        now = datetime.now(UTC)
-        fence = Fence("bench", 1)
 
-        async def write() -> None:  # what an observation step writes
-            async with db.write() as s:
-                await repo.fenced_update(s, "none", fence=fence, at=now, fields=dict(STEP_FIELDS))
-                await repo.append_history_rows(s, history(now))
+async def one_round(url: str, n: int) -> dict[str, float]:
+    """Microseconds of CPU per transaction, by kind."""
+    db = Database(url, info=audit.session_info(True, None))
+    now = datetime.now(UTC)
+    fence = Fence("bench", 1)
 
-        async def read() -> None:  # what a /wait or a fresh step reads
-            async with db.read() as s:
-                await repo.get(s, "none")
+    async def write() -> None:  # what an observation step writes
+        async with db.write() as s:
+            await repo.fenced_update(s, "none", fence=fence, at=now, fields=dict(STEP_FIELDS))
+            await repo.append_history_rows(s, history(now))
 
-        kinds: dict[str, Callable[[], Awaitable[None]]] = {
-            "step write, 3 statements": write,
-            "read of one operation": read,
-        }
-        out = {}
-        for name, fn in kinds.items():
-            for _ in range(200):  # warm: pool, compiled cache
-                await fn()
-            c0 = cpu()
-            for _ in range(n):
-                await fn()
-            out[name] = (cpu() - c0) / n * 1e6
-        await db.dispose()
-        return out
+    async def read() -> None:  # what a /wait or a fresh step reads
+        async with db.read() as s:
+            await repo.get(s, "none")
+
+    kinds: dict[str, Callable[[], Awaitable[None]]] = {
+        "step write, 3 statements": write,
+        "read of one operation": read,
+    }
+    out = {}
+    for name, fn in kinds.items():
+        for _ in range(200):  # warm: pool, compiled cache
+            await fn()
+        c0 = cpu()
+        for _ in range(n):
+            await fn()
+        out[name] = (cpu() - c0) / n * 1e6
+    await db.dispose()
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=3000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--pg-url", default=None, help="also on PostgreSQL (server URL ending in /)")
     args = ap.parse_args()
-    runs: dict[bool, list[dict[str, float]]] = {False: [], True: []}
+    backends = {"SQLite": None} | ({"PostgreSQL": args.pg_url} if args.pg_url else {})
+    runs: dict[str, list[dict[str, float]]] = {b: [] for b in backends}
     for _ in range(args.rounds):
-        for on_loop in (False, True):
-            runs[on_loop].append(asyncio.run(one_round(on_loop, args.n)))
-    print(f"transaction_cost: {args.n} transactions per kind, {args.rounds} rounds alternating")
-    print(f"  {'transaction':22} {'thread':>10} {'loop':>10} {'loop/thread':>12}")
-    for kind in runs[True][0]:
-        t = statistics.median(r[kind] for r in runs[False])
-        loop = statistics.median(r[kind] for r in runs[True])
-        print(f"  {kind:22} {t:7.0f} us {loop:7.0f} us {loop / t:11.2f}x")
+        for backend, pg_url in backends.items():
+            with fresh_database(pg_url) as url:
+                runs[backend].append(asyncio.run(one_round(url, args.n)))
+    print(f"transaction_cost: {args.n} transactions per kind, {args.rounds} rounds, medians")
+    print(f"  {'transaction':26}" + "".join(f"{b:>12}" for b in backends))
+    for kind in runs["SQLite"][0]:
+        cells = "".join(f"{statistics.median(r[kind] for r in runs[b]):9.0f} us" for b in backends)
+        print(f"  {kind:26}{cells}")
 
 
 if __name__ == "__main__":

@@ -1,13 +1,13 @@
 """Appending to the audit trail, in the transaction of the fact it records.
 
 Writers call `record()` (or `record_history()`) next to the fact; nothing is
-written then. When that transaction commits, one `before_commit` hook appends them
-in one round trip: each INSERT reads the head row (`FOR UPDATE` on PostgreSQL; on
-SQLite the writer lock already serializes), chains after it, and moves it (a
-trigger), all in the same transaction. So the entries commit with their fact or not at all, every
-process extends one chain, and the head lock is the last lock a transaction
-takes and is held only while it commits (no lock-order deadlock with row locks).
-A rollback drops the waiting entries.
+written then. When that transaction commits, one `BEFORE_COMMIT` hook
+(app/core/txn.py) appends them in one statement: each INSERT reads the head row
+(`FOR UPDATE` on PostgreSQL; on SQLite the writer lock already serializes), chains
+after it, and moves it (a trigger), all in the same transaction. So the entries
+commit with their fact or not at all, every process extends one chain, and the head
+lock is the last lock a transaction takes and is held only while it commits (no
+lock-order deadlock with row locks). A rollback drops the waiting entries.
 """
 
 from __future__ import annotations
@@ -15,19 +15,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, event, select, text, update
-from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Session
+from sqlalchemy import bindparam, select, text, update
 
 from app.audit.chain import Entry, canonical_payload, prefix, seal, sign_head
 from app.audit.models import AuditEntry, AuditHead
+from app.core import txn as txn_hooks
+from app.core.txn import Txn
 from app.core.types import UTCDateTime
 
 LOG = AuditEntry.__table__  # type: ignore[attr-defined]
 HEAD = AuditHead.__table__  # type: ignore[attr-defined]
 
-# Keys in Session.info (set once per Database through `session_info`).
+# Keys in a transaction's `info` (set once per Database through `session_info`).
 ENABLED = "jobgate.audit.enabled"
 SIGNING_KEY = "jobgate.audit.signing_key"
 PENDING = "jobgate.audit.pending"
@@ -42,12 +41,12 @@ _HISTORY_KINDS = {
 
 
 def session_info(enabled: bool, signing_key: str | None) -> dict[str, Any]:
-    """What a Database puts in every session's `info` so appends follow the settings."""
+    """What a Database puts in every transaction's `info` so appends follow the settings."""
     return {ENABLED: enabled, SIGNING_KEY: signing_key}
 
 
 def record(
-    session: AsyncSession | Session,
+    session: Txn,
     *,
     kind: str,
     at: datetime,
@@ -84,7 +83,7 @@ def history_kind(kind: str, from_state: str | None, data: Any) -> str:
 
 
 def record_history(
-    session: AsyncSession | Session,
+    session: Txn,
     *,
     operation_id: str,
     at: datetime,
@@ -135,19 +134,17 @@ _PG_APPEND = text(
 _SEAL_REGISTERED = "jobgate.audit.seal"
 
 
-def append(conn: Connection, pending: list[Entry], signing_key: str | None) -> None:
+async def append(txn: Txn, pending: list[Entry], signing_key: str | None) -> None:
     """Chain and insert `pending` after the current head, in this transaction."""
-    if conn.dialect.name == "sqlite":
-        info = conn.connection.info  # lives as long as the DBAPI connection
+    if txn.dialect.name == "sqlite":
+        info = txn.connection.info  # lives as long as the driver's connection
         if not info.get(_SEAL_REGISTERED):
-            conn.connection.dbapi_connection.create_function(  # type: ignore[union-attr]
-                "jobgate_audit_seal", 3, seal, deterministic=True
-            )
+            txn.connection.conn.create_function("jobgate_audit_seal", 3, seal, deterministic=True)
             info[_SEAL_REGISTERED] = True
         stmt = _SQLITE_APPEND
     else:
         stmt = _PG_APPEND
-    conn.execute(
+    await txn.execute(
         stmt,
         [
             {
@@ -162,24 +159,19 @@ def append(conn: Connection, pending: list[Entry], signing_key: str | None) -> N
         ],
     )
     if signing_key:  # the trigger cleared the old signature; sign the new head
-        head = conn.execute(select(HEAD.c.hash).where(HEAD.c.id == 1)).scalar_one()
-        conn.execute(
+        head = (await txn.execute(_HEAD_HASH)).scalar_one()
+        await txn.execute(
             update(HEAD).where(HEAD.c.id == 1).values(signature=sign_head(signing_key, head))
         )
 
 
-@event.listens_for(Session, "before_commit")
-def _append_pending(session: Session) -> None:
-    pending: list[Entry] | None = session.info.pop(PENDING, None)
+_HEAD_HASH = select(HEAD.c.hash).where(HEAD.c.id == 1)
+
+
+async def _append_pending(txn: Txn) -> None:
+    pending: list[Entry] | None = txn.info.pop(PENDING, None)
     if pending:
-        append(session.connection(), pending, session.info.get(SIGNING_KEY))
+        await append(txn, pending, txn.info.get(SIGNING_KEY))
 
 
-@event.listens_for(Session, "after_rollback")
-def _drop_pending(session: Session) -> None:
-    session.info.pop(PENDING, None)
-
-
-@event.listens_for(Session, "after_soft_rollback")
-def _drop_pending_soft(session: Session, previous_transaction: Any) -> None:
-    session.info.pop(PENDING, None)
+txn_hooks.BEFORE_COMMIT.append(_append_pending)  # a rollback drops `info` with the transaction

@@ -11,11 +11,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.callbacks.models import CallbackAttempt, CallbackOutbox
 from app.core import queue
 from app.core.sql import insert_if_absent
+from app.core.txn import Txn
 from app.operations import events
 from app.operations.models import Operation
 from app.operations.presenter import to_body
@@ -36,7 +36,7 @@ def event_id_for(operation_id: str, final_state: State) -> str:
 
 
 async def enqueue_completion(
-    session: AsyncSession, op: Operation, final_state: State, now: datetime
+    session: Txn, op: Operation, final_state: State, now: datetime
 ) -> bool:
     """Add the completion event in the caller's transaction; False if it already exists.
 
@@ -60,7 +60,7 @@ async def enqueue_completion(
     return await insert_if_absent(session, OUTBOX, row)
 
 
-async def _on_done(session: AsyncSession, op: Operation, state: State, now: datetime) -> None:
+async def _on_done(session: Txn, op: Operation, state: State, now: datetime) -> None:
     if op.callback_url:
         await enqueue_completion(session, op, state, now)
 
@@ -85,7 +85,7 @@ class Claimed:
 
 
 async def claim_due(
-    session: AsyncSession,
+    session: Txn,
     *,
     now: datetime,
     owner: str,
@@ -140,7 +140,7 @@ async def claim_due(
 
 
 async def record_attempt(
-    session: AsyncSession,
+    session: Txn,
     claim: Claimed,
     *,
     at: datetime,
@@ -192,16 +192,16 @@ async def record_attempt(
         .values(**values)
     )
     result = await session.execute(stmt)
-    return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
+    return result.rowcount == 1
 
 
-async def for_operation(session: AsyncSession, op_id: str) -> list[CallbackOutbox]:
+async def for_operation(session: Txn, op_id: str) -> list[CallbackOutbox]:
     """The outbox rows of one operation, oldest first."""
     stmt = select(CallbackOutbox).where(OUTBOX.c.operation_id == op_id)
     return list((await session.execute(stmt.order_by(OUTBOX.c.id))).scalars())
 
 
-async def attempts_for(session: AsyncSession, outbox_id: int) -> list[CallbackAttempt]:
+async def attempts_for(session: Txn, outbox_id: int) -> list[CallbackAttempt]:
     """Every attempt of one outbox row, in order."""
     stmt = select(CallbackAttempt).where(ATTEMPTS.c.outbox_id == outbox_id)
     return list((await session.execute(stmt.order_by(ATTEMPTS.c.attempt))).scalars())

@@ -19,7 +19,7 @@ class Settings(BaseSettings):
     # themselves; any configured database must be migrated with `jobgate migrate`.
     database_url: str = ""
     # PostgreSQL: a pooled connection idle at least this long is pinged before use (0:
-    # before every use); one that was just handed back is used at once (app/core/pool_ping.py).
+    # before every use); one that was just handed back is used at once (app/core/conn_pool.py).
     db_ping_after_idle_seconds: float = Field(default=1.0, ge=0)
     data_dir: Path = Path("./data")
     profiles_dir: Path | None = None

@@ -26,10 +26,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class AppContext:
-    """The shared machinery of one process: database, provider client, clock, profiles.
-
-    Named apart from SQLAlchemy's engine (`Database.engine`), which it holds via `db`.
-    """
+    """The shared machinery of one process: database, provider client, clock, profiles."""
 
     db: Database
     client: ProviderClient

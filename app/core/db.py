@@ -1,4 +1,10 @@
-"""Database engines and the one place transactions begin and end."""
+"""The database: URLs, the connection pool, and the one place transactions begin and end.
+
+Repositories are handed a `Txn` (app/core/txn.py): SQLAlchemy statements run on a
+driver connection from this module's pool, sqlite3 on the event loop
+(app/core/sqlite_conn.py) or asyncpg (app/core/pg_conn.py). Alembic and the
+start-up checks keep SQLAlchemy's own (sync) engines.
+"""
 
 from __future__ import annotations
 
@@ -9,28 +15,27 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import (
-    AsyncEngine,
-    AsyncSession,
-    async_sessionmaker,
-    create_async_engine,
-)
+from sqlalchemy.engine.interfaces import Dialect
+from sqlalchemy.pool import NullPool
 
-from app.core import pool_ping, sqlite_one_hop
+from app.core import txn as txn_module
+from app.core.conn_pool import INVALID, Pool
+from app.core.sqlexec import Compiler
+from app.core.txn import Txn
 
-SQLITE_BUSY_TIMEOUT_MS = 30_000  # writers queue behind each other instead of failing
 PING_AFTER_IDLE_SECONDS = 1.0  # PostgreSQL: a pooled connection idle this long is pinged first
+POOL_SIZE = 20  # connections per process (SQLite: one writes at a time, the rest read)
 
 
 def async_url(url: str) -> str:
-    """The async-driver form of a configured SQLAlchemy URL."""
+    """The URL of the driver transactions run on (for SQLAlchemy's dialect of it)."""
     u = make_url(url)
-    if u.drivername in ("sqlite", "sqlite+pysqlite"):
-        u = u.set(drivername="sqlite+aiosqlite")
-    elif u.drivername in ("postgresql", "postgresql+psycopg", "postgresql+psycopg2"):
-        u = u.set(drivername="postgresql+psycopg")
+    if u.drivername.startswith("sqlite"):
+        u = u.set(drivername="sqlite")
+    elif u.drivername.startswith("postgresql"):
+        u = u.set(drivername="postgresql+asyncpg")
     return u.render_as_string(hide_password=False)
 
 
@@ -48,61 +53,16 @@ def is_sqlite(url: str) -> bool:
     return make_url(url).drivername.startswith("sqlite")
 
 
-def sqlite_pragmas(dbapi_conn: Any) -> None:
-    """WAL so readers never block the writer; a busy timeout so writers wait their turn."""
-    cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-    cur.execute("PRAGMA synchronous=NORMAL")
-    cur.execute("PRAGMA foreign_keys=ON")
-    cur.close()
+def sqlite_path(url: str) -> str:
+    return make_url(url).database or ":memory:"
 
 
-READ_ONLY = "jobgate_read_only"  # execution option: this transaction only reads
 # Set while this task holds the process's SQLite writer turn (see Database.transaction).
 _WRITER_TURN: ContextVar[bool] = ContextVar("jobgate_sqlite_writer_turn", default=False)
 
 
-def make_engine(
-    url: str, *, pool_size: int = 10, ping_after: float = PING_AFTER_IDLE_SECONDS
-) -> AsyncEngine:
-    """An async engine; on SQLite every write transaction starts with BEGIN IMMEDIATE.
-
-    SQLite upgrades a read lock to a write lock lazily and fails that upgrade with
-    SQLITE_BUSY without waiting; taking the write lock up front makes concurrent
-    writers queue on the busy timeout instead. A transaction opened by
-    `Database.read()` never writes, so it starts with a plain (deferred) BEGIN: in
-    WAL mode it reads a snapshot and never competes with the writer.
-
-    On PostgreSQL a pooled connection is pinged before use only after `ping_after`
-    seconds idle (app/core/pool_ping.py), not on every checkout.
-    """
-    if is_sqlite(url):
-        engine = create_async_engine(async_url(url), pool_size=pool_size, max_overflow=0)
-
-        @event.listens_for(engine.sync_engine, "connect")
-        def _connect(dbapi_conn: Any, _rec: Any) -> None:
-            dbapi_conn.isolation_level = None
-            sqlite_pragmas(dbapi_conn)
-            sqlite_one_hop.install(dbapi_conn)  # only what may wait goes to the driver's thread
-
-        @event.listens_for(engine.sync_engine, "begin")
-        def _begin(conn: Any) -> None:
-            reading = conn.get_execution_options().get(READ_ONLY, False)
-            conn.exec_driver_sql("BEGIN" if reading else "BEGIN IMMEDIATE")
-
-        return engine
-    # The pool keeps every connection it opens, up to 2 x pool_size, as many as it
-    # allowed before (pool_size plus as many overflowing); overflow connections were
-    # closed on return and opened again at the next burst (issue 11: 70-170 connections
-    # opened per benchmark run of 400 jobs).
-    engine = create_async_engine(async_url(url), pool_size=2 * pool_size, max_overflow=0)
-    pool_ping.install(engine, ping_after)
-    return engine
-
-
 class Database:
-    """Owns the engine and hands out sessions whose transaction the caller scopes."""
+    """Owns the pool and hands out transactions whose extent the caller scopes."""
 
     def __init__(
         self,
@@ -110,35 +70,54 @@ class Database:
         *,
         info: dict[str, Any] | None = None,
         ping_after: float = PING_AFTER_IDLE_SECONDS,
+        pool_size: int = POOL_SIZE,
     ) -> None:
         self.url = url
-        self.engine = make_engine(url, ping_after=ping_after)
-        # `info` is copied into every session (e.g. the audit trail's settings).
-        self.sessions = async_sessionmaker(self.engine, expire_on_commit=False, info=info)
-        # Same pool; the option only changes how SQLite begins (see make_engine).
-        self.read_sessions = async_sessionmaker(
-            self.engine.execution_options(**{READ_ONLY: True}), expire_on_commit=False, info=info
-        )
         self.is_sqlite = is_sqlite(url)
+        self._info = dict(info or {})  # copied into every transaction's `info`
+        self._compiler: Compiler | None = None
+        self._compiler_lock = asyncio.Lock()
+        self.pool = Pool(self._connect, size=pool_size, ping_after=ping_after)
         # SQLite has one writer. Its busy handler makes a waiting BEGIN IMMEDIATE sleep
         # and retry (1, 2, 5 ... 100 ms), so writers of one process that meet on the
         # lock lose up to 100 ms a turn; queued on this lock, the next one starts the
         # moment the previous commits. Other processes still queue on the busy timeout.
         self._writer_turn = asyncio.Lock() if self.is_sqlite else None
 
+    @property
+    def dialect(self) -> Dialect:
+        if self._compiler is None:
+            raise RuntimeError("no connection yet: the dialect is known after the first")
+        return self._compiler.dialect
+
+    async def _connect(self) -> Any:
+        for probe in txn_module.PROBES:
+            probe.connected()
+        if self._compiler is None:
+            async with self._compiler_lock:
+                if self._compiler is None:
+                    self._compiler = Compiler(await asyncio.to_thread(_dialect, self.url))
+        if self.is_sqlite:
+            from app.core.sqlite_conn import SqliteConnection
+
+            return await SqliteConnection.open(sqlite_path(self.url))
+        from app.core.pg_conn import PgConnection
+
+        return await PgConnection.open(self.url)
+
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[AsyncSession]:
+    async def transaction(self) -> AsyncIterator[Txn]:
         """One unit of work: commit on success, roll back on any exception."""
         turn = self._writer_turn
         if turn is None or _WRITER_TURN.get():  # PostgreSQL, or nested (SQLite refuses it)
-            async with self.sessions() as session, session.begin():
-                yield session
+            async with self._unit(write=True) as txn:
+                yield txn
             return
         async with turn:
             mark = _WRITER_TURN.set(True)
             try:
-                async with self.sessions() as session, session.begin():
-                    yield session
+                async with self._unit(write=True) as txn:
+                    yield txn
             finally:
                 with contextlib.suppress(ValueError):  # reset from another context
                     _WRITER_TURN.reset(mark)
@@ -146,13 +125,72 @@ class Database:
     write = transaction  # the name that says what it is for, beside `read`
 
     @asynccontextmanager
-    async def read(self) -> AsyncIterator[AsyncSession]:
-        """A transaction that only reads: no write lock on SQLite, one consistent snapshot.
+    async def read(self) -> AsyncIterator[Txn]:
+        """A transaction that only reads: no write lock on SQLite (one snapshot), and
+        no BEGIN on PostgreSQL (each statement reads committed data, as before).
 
         For GETs, waits and streams; anything that writes uses `write()`.
         """
-        async with self.read_sessions() as session, session.begin():
-            yield session
+        async with self._unit(write=False) as txn:
+            yield txn
+
+    @asynccontextmanager
+    async def _unit(self, *, write: bool) -> AsyncIterator[Txn]:
+        async with self.pool.connection() as conn:
+            assert self._compiler is not None
+            txn = Txn(conn, self._compiler, write=write, info=dict(self._info))
+            try:
+                await conn.begin(write)
+            except Exception as err:
+                await _reset(conn)
+                raise conn.translate(err, "BEGIN", ()) from err
+            if txn_module.PROBES:
+                begin = "BEGIN IMMEDIATE" if write and self.is_sqlite else "BEGIN"
+                txn_module.seen(txn, begin, (), 0.0)
+            try:
+                yield txn
+                await txn._before_commit()
+                try:
+                    await conn.commit()
+                except Exception as err:
+                    raise conn.translate(err, "COMMIT", ()) from err
+            except BaseException:
+                await _reset(conn)
+                txn._rolled_back()
+                raise
+            txn._committed()
 
     async def dispose(self) -> None:
-        await self.engine.dispose()
+        await self.pool.dispose()
+
+
+async def _reset(conn: Any) -> None:
+    """Roll back whatever is open; a connection that cannot is never reused."""
+    try:
+        await conn.rollback()
+    except Exception:
+        conn.info[INVALID] = True
+
+
+def _dialect(url: str) -> Dialect:
+    """SQLAlchemy's dialect for the driver, initialized on one connection of its own."""
+    engine = create_engine(async_url(url), poolclass=NullPool) if is_sqlite(url) else None
+    if engine is not None:
+        with engine.connect():
+            pass
+        dialect = engine.dialect
+        engine.dispose()
+        return dialect
+    return asyncio.run(_pg_dialect(url))
+
+
+async def _pg_dialect(url: str) -> Dialect:
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    engine = create_async_engine(async_url(url), poolclass=NullPool)
+    try:
+        async with engine.connect():
+            pass
+        return engine.dialect
+    finally:
+        await engine.dispose()

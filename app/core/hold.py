@@ -18,9 +18,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from app.core.after_commit import on_commit
+from app.core.txn import Txn
 
 if TYPE_CHECKING:
     from app.operations.models import Operation
@@ -50,7 +49,7 @@ class Holder(Protocol):
         ...
 
 
-def wake_on_commit(session: AsyncSession, holder: Holder | None, op_id: str) -> bool:
+def wake_on_commit(session: Txn, holder: Holder | None, op_id: str) -> bool:
     """Once this transaction commits, wake `op_id` if this process holds it (the step
     then reads what was written); True if it is held here now."""
     if holder is None:

@@ -12,7 +12,8 @@ from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 from sqlalchemy import or_, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.core.txn import Txn
 
 
 class Due(NamedTuple):
@@ -24,7 +25,7 @@ class Due(NamedTuple):
 
 
 async def claim(
-    session: AsyncSession,
+    session: Txn,
     table: Any,
     *,
     next_column: str,

@@ -7,6 +7,7 @@ gateway never looks healthy while every write would fail on a missing table.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,6 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.core.db import is_sqlite, sync_url
 from app.core.migrate import alembic_config
@@ -119,13 +119,9 @@ def require_ready(database_url: str, *, may_migrate: bool) -> None:
         raise SchemaNotReady(state.reason)
 
 
-async def check(engine: AsyncEngine) -> SchemaState:
-    """The readiness check on the running engine's pool (one short read)."""
-    try:
-        async with engine.connect() as conn:
-            return await conn.run_sync(_read)
-    except (SQLAlchemyError, OSError) as exc:
-        return _unreachable(exc)
+async def check(database_url: str) -> SchemaState:
+    """The readiness check: `check_sync` on its own short-lived connection, in a thread."""
+    return await asyncio.to_thread(check_sync, database_url)
 
 
 def _unreachable(exc: Exception) -> SchemaState:

@@ -5,17 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.core.txn import Txn
 
 
-async def insert_if_absent(session: AsyncSession, table: Any, values: dict[str, Any]) -> bool:
+async def insert_if_absent(session: Txn, table: Any, values: dict[str, Any]) -> bool:
     """`INSERT ... ON CONFLICT DO NOTHING RETURNING id`; False when a unique key existed.
 
     A conflict is the expected outcome of a duplicate, not an error: raising and
     catching IntegrityError would abort the surrounding PostgreSQL transaction.
     RETURNING tells the two apart on every driver (rowcount is -1 with it on psycopg).
     """
-    dialect = session.get_bind().dialect.name
+    dialect = session.dialect.name
     module: Any = postgresql if dialect == "postgresql" else sqlite
     stmt = module.insert(table).values(**values).on_conflict_do_nothing()
     result = await session.execute(stmt.returning(table.c.id))

@@ -9,10 +9,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from app.core.context import AppContext
 from app.core.errors import Conflict, Invalid
+from app.core.txn import Txn
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.models import Operation
@@ -27,7 +26,7 @@ from app.operations.states import (
 )
 
 
-async def inbox(session: AsyncSession, *, principal: str | None, limit: int) -> list[Operation]:
+async def inbox(session: Txn, *, principal: str | None, limit: int) -> list[Operation]:
     """Oldest first: needs-attention states, plus unacknowledged partial results."""
     return await repo.attention_inbox(session, principal=principal, limit=limit)
 

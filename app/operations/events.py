@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
+from app.core.txn import Txn
 from app.operations.models import Operation
 from app.operations.states import State
 
-DoneHandler = Callable[[AsyncSession, Operation, State, datetime], Awaitable[object]]
+DoneHandler = Callable[[Txn, Operation, State, datetime], Awaitable[object]]
 
 _done: list[DoneHandler] = []
 
@@ -26,7 +25,7 @@ def on_done(handler: DoneHandler) -> None:
         _done.append(handler)
 
 
-async def emit_done(session: AsyncSession, op: Operation, state: State, now: datetime) -> None:
+async def emit_done(session: Txn, op: Operation, state: State, now: datetime) -> None:
     """Run every `done` handler, in subscription order, in the caller's transaction."""
     for handler in _done:
         await handler(session, op, state, now)

@@ -11,10 +11,9 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from app.core import telemetry
 from app.core.after_commit import on_commit
+from app.core.txn import Txn
 from app.operations import events
 from app.operations import repository as repo
 from app.operations.models import Operation
@@ -23,7 +22,7 @@ from app.operations.states import Evidence, State, TransitionRefused, check_tran
 
 
 async def transition(
-    session: AsyncSession,
+    session: Txn,
     op: Operation,
     to: State,
     *,
@@ -86,7 +85,7 @@ async def transition(
 
 
 async def record_refusal(
-    session: AsyncSession,
+    session: Txn,
     op: Operation,
     err: TransitionRefused,
     *,
@@ -135,12 +134,12 @@ def row(
     )
 
 
-async def write(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+async def write(session: Txn, rows: Sequence[dict[str, Any]]) -> None:
     await repo.append_history_rows(session, list(rows))
 
 
 async def record(
-    session: AsyncSession,
+    session: Txn,
     op: Operation,
     *,
     kind: str,

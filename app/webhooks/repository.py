@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from app.core.sql import insert_if_absent
+from app.core.txn import Txn
 from app.webhooks.models import WebhookEvent
 
 EVENTS = WebhookEvent.__table__  # type: ignore[attr-defined]
 
 
-async def record_event(session: AsyncSession, **values: Any) -> bool:
+async def record_event(session: Txn, **values: Any) -> bool:
     """Insert the event row; False when this (provider, event id) was already recorded."""
     return await insert_if_absent(session, EVENTS, values)

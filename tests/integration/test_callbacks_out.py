@@ -110,7 +110,7 @@ async def test_completion_is_delivered_exactly_once(gateway: Gateway, receiver: 
 
     # A second enqueue for the same (operation, final state) is refused by the database.
     async with gateway.ctx.db.transaction() as session:
-        op = await session.get(Operation, op_id)
+        op = await repo.get(session, op_id)
         assert op is not None
         again = await outbox.enqueue_completion(session, op, State.SUCCEEDED, gateway.clock.now())
     assert again is False

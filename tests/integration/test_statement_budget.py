@@ -7,38 +7,39 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-from sqlalchemy import event
-
+from app.core import txn
 from tests.conftest import Gateway
 
 POLLS = 3
 
 
 async def test_a_steps_history_rows_go_in_one_statement(gateway: Gateway) -> None:
-    engine = gateway.ctx.db.engine.sync_engine
-    per_txn: collections.Counter[int] = collections.Counter()  # connection -> history INSERTs
+    per_txn: collections.Counter[int] = collections.Counter()  # transaction -> history INSERTs
     most = 0
     statements = 0
 
-    def executed(conn: Any, _cur: Any, stmt: str, *_: Any) -> None:
-        nonlocal statements
-        statements += 1
-        if stmt.lstrip().upper().startswith("INSERT INTO OPERATION_HISTORY"):
-            per_txn[id(conn)] += 1
+    class Probe(txn.Probe):
+        def statement(self, t: Any, sql: str, _args: Any, _seconds: float) -> None:
+            nonlocal statements
+            statements += 1
+            if sql.lstrip().upper().startswith("INSERT INTO OPERATION_HISTORY"):
+                per_txn[id(t)] += 1
 
-    def ended(conn: Any) -> None:
-        nonlocal most
-        most = max(most, per_txn.pop(id(conn), 0))
+        def commit(self, t: Any) -> None:
+            nonlocal most
+            most = max(most, per_txn.pop(id(t), 0))
 
-    event.listen(engine, "before_cursor_execute", executed)
-    event.listen(engine, "commit", ended)
+        def rollback(self, t: Any) -> None:
+            per_txn.pop(id(t), None)
+
+    probe = Probe()
+    txn.PROBES.append(probe)
     try:
         r = await gateway.start({"name": "slow", "polls": POLLS})
         op_id = r.json()["operation_id"]
         await gateway.run_until_done(op_id, step=61)
     finally:
-        event.remove(engine, "before_cursor_execute", executed)
-        event.remove(engine, "commit", ended)
+        txn.PROBES.remove(probe)
     rows = (await gateway.http.get(f"/v1/operations/{op_id}/history")).json()["items"]
     kinds = collections.Counter(r["kind"] for r in rows)
     # Each unchanged poll is an exchange and an observation, written together.

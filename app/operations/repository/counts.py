@@ -8,8 +8,8 @@ totals are counters (`jobgate_transitions_total`), not gauges.
 from __future__ import annotations
 
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.txn import Txn
 from app.operations.repository.reads import needs_human
 from app.operations.repository.tables import OPS
 from app.operations.states import TERMINAL, State
@@ -17,12 +17,12 @@ from app.operations.states import TERMINAL, State
 OPEN_STATES = tuple(s.value for s in State if s not in TERMINAL)
 
 
-async def count_by_state(session: AsyncSession) -> dict[str, int]:
+async def count_by_state(session: Txn) -> dict[str, int]:
     rows = await session.execute(select(OPS.c.state, func.count()).group_by(OPS.c.state))
     return {state: n for state, n in rows.all()}
 
 
-async def open_state_counts(session: AsyncSession) -> dict[str, int]:
+async def open_state_counts(session: Txn) -> dict[str, int]:
     """Operations per state, for every state that is not terminal (0 included)."""
     stmt = (
         select(OPS.c.state, func.count()).where(OPS.c.state.in_(OPEN_STATES)).group_by(OPS.c.state)
@@ -31,7 +31,7 @@ async def open_state_counts(session: AsyncSession) -> dict[str, int]:
     return {state: found.get(state, 0) for state in OPEN_STATES}
 
 
-async def attention_count(session: AsyncSession) -> int:
+async def attention_count(session: Txn) -> int:
     """How many operations the attention inbox holds (the same condition, counted)."""
     stmt = select(func.count()).select_from(OPS).where(needs_human())
     return int((await session.execute(stmt)).scalar_one())

@@ -5,17 +5,17 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from sqlalchemy import bindparam, or_, select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import queue, telemetry
 from app.core.after_commit import on_commit
+from app.core.txn import Txn
 from app.operations.models import Operation
 from app.operations.repository.tables import OPS, Fence
 from app.operations.repository.writes import fenced_update
 
 
 async def claim_due(
-    session: AsyncSession,
+    session: Txn,
     *,
     now: datetime,
     owner: str,
@@ -39,16 +39,14 @@ async def claim_due(
     ids = [row.id for row in found]
     takeovers = sum(1 for row in found if row.prior_owner is not None)  # a lease that lapsed
     on_commit(session, lambda: telemetry.claimed(now, [r.due_at for r in found], takeovers))
-    rows = await session.execute(
-        select(Operation).where(OPS.c.id.in_(ids)).execution_options(populate_existing=True)
-    )
+    rows = await session.execute(select(Operation).where(OPS.c.id.in_(ids)))
     ops = list(rows.scalars())
     ops.sort(key=lambda o: ids.index(o.id))
     return ops
 
 
 async def renew_lease(
-    session: AsyncSession, op_id: str, *, fence: Fence, now: datetime, lease_seconds: float
+    session: Txn, op_id: str, *, fence: Fence, now: datetime, lease_seconds: float
 ) -> bool:
     expires = now + timedelta(seconds=lease_seconds)
     return await fenced_update(
@@ -60,9 +58,7 @@ async def renew_lease(
     )
 
 
-async def release_unstarted(
-    session: AsyncSession, op: Operation, *, fence: Fence, due: datetime
-) -> bool:
+async def release_unstarted(session: Txn, op: Operation, *, fence: Fence, due: datetime) -> bool:
     """Hand back a lease claimed (or held) but not worked under: the operation is due
     at `due` (now for a claim; a held poll keeps its own time).
 
@@ -79,7 +75,7 @@ async def release_unstarted(
 
 
 async def held_unchanged(
-    session: AsyncSession, held: list[tuple[Operation, Fence]]
+    session: Txn, held: list[tuple[Operation, Fence]]
 ) -> dict[str, bool | None]:
     """Before held operations' next steps, by id: None if the lease is no longer that
     fence's, False if someone else wrote the row meanwhile (a cancel intent, an
@@ -107,7 +103,7 @@ _HELD = select(OPS.c.id, OPS.c.lease_owner, OPS.c.lease_token, *_WITNESSES).wher
 )
 
 
-async def next_due_at(session: AsyncSession, now: datetime) -> datetime | None:
+async def next_due_at(session: Txn, now: datetime) -> datetime | None:
     """When the earliest operation nobody holds is due (the due index answers it).
 
     Rows under a live lease are skipped: their holder polls them (a held poll's row

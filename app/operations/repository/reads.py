@@ -8,8 +8,8 @@ from typing import Any
 
 from sqlalchemy import and_, bindparam, or_, select
 from sqlalchemy.exc import DataError
-from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.txn import Txn
 from app.operations.models import HistoryEntry, Operation, ResultItem
 from app.operations.repository.tables import HIST, ITEMS, OPS
 from app.operations.states import NEEDS_ATTENTION, State
@@ -19,34 +19,32 @@ _GET = select(Operation).where(OPS.c.id == bindparam("k_id"))
 _BY_KEY = select(Operation).where(
     OPS.c.principal == bindparam("k_principal"), OPS.c.idempotency_key == bindparam("k_key")
 )
-_FRESH = {"populate_existing": True}  # the row as stored, even if this session holds it
 
 
-async def get(session: AsyncSession, op_id: str) -> Operation | None:
-    rows = await session.execute(_GET, {"k_id": op_id}, execution_options=_FRESH)
-    return rows.scalar_one_or_none()
+async def get(session: Txn, op_id: str) -> Operation | None:
+    op: Operation | None = (await session.execute(_GET, {"k_id": op_id})).scalar_one_or_none()
+    return op
 
 
-async def get_by_key(session: AsyncSession, principal: str, key: str) -> Operation | None:
+async def get_by_key(session: Txn, principal: str, key: str) -> Operation | None:
     rows = await session.execute(_BY_KEY, {"k_principal": principal, "k_key": key})
-    return rows.scalar_one_or_none()
+    op: Operation | None = rows.scalar_one_or_none()
+    return op
 
 
-async def get_by_remote_job(
-    session: AsyncSession, provider: str, remote_job_id: str
-) -> Operation | None:
+async def get_by_remote_job(session: Txn, provider: str, remote_job_id: str) -> Operation | None:
     """The operation that owns this remote job (oldest first if, wrongly, several do)."""
     stmt = (
         select(Operation)
         .where(OPS.c.provider == provider, OPS.c.remote_job_id == remote_job_id)
         .order_by(OPS.c.created_at)
         .limit(1)
-        .execution_options(populate_existing=True)
     )
-    return (await session.execute(stmt)).scalar_one_or_none()
+    op: Operation | None = (await session.execute(stmt)).scalar_one_or_none()
+    return op
 
 
-async def history(session: AsyncSession, op_id: str, *, after: int = 0) -> list[HistoryEntry]:
+async def history(session: Txn, op_id: str, *, after: int = 0) -> list[HistoryEntry]:
     """History rows in order; `after` skips those already seen (SSE resumes by id)."""
     stmt = (
         select(HistoryEntry)
@@ -56,7 +54,7 @@ async def history(session: AsyncSession, op_id: str, *, after: int = 0) -> list[
     return list((await session.execute(stmt)).scalars())
 
 
-async def sent_creates(session: AsyncSession, op_id: str) -> int:
+async def sent_creates(session: Txn, op_id: str) -> int:
     """Create calls that left jobgate for this operation, counted from its exchange rows
     (a local refusal has no method: nothing was sent)."""
     stmt = select(HIST.c.data).where(
@@ -81,7 +79,7 @@ class ListFilter:
 
 
 async def list_operations(
-    session: AsyncSession,
+    session: Txn,
     flt: ListFilter,
     *,
     limit: int,
@@ -113,7 +111,7 @@ async def list_operations(
     # JSON operators on both back-ends (json_extract on SQLite, ->> on PostgreSQL).
     key, value = flt.label
     by_label = stmt.where(OPS.c.labels[key].as_string() == value).limit(limit)
-    if session.get_bind().dialect.name != "postgresql":
+    if session.dialect.name != "postgresql":
         return list((await session.execute(by_label)).scalars())
     try:
         async with session.begin_nested():
@@ -125,7 +123,7 @@ async def list_operations(
 
 
 async def _scan_labels(
-    session: AsyncSession, stmt: Any, key: str, value: str, limit: int
+    session: Txn, stmt: Any, key: str, value: str, limit: int
 ) -> list[Operation]:
     out: list[Operation] = []
     async for op in await session.stream_scalars(stmt):
@@ -151,9 +149,7 @@ def needs_human() -> Any:
     return or_(OPS.c.state.in_([s.value for s in NEEDS_ATTENTION]), partial)
 
 
-async def attention_inbox(
-    session: AsyncSession, *, principal: str | None, limit: int
-) -> list[Operation]:
+async def attention_inbox(session: Txn, *, principal: str | None, limit: int) -> list[Operation]:
     """Oldest first; the page is exactly `limit` rows at most."""
     stmt = select(Operation).where(needs_human())
     if principal is not None:
@@ -162,9 +158,7 @@ async def attention_inbox(
     return list((await session.execute(stmt)).scalars())
 
 
-async def result_items(
-    session: AsyncSession, op_id: str, *, after: int, limit: int
-) -> list[ResultItem]:
+async def result_items(session: Txn, op_id: str, *, after: int, limit: int) -> list[ResultItem]:
     stmt = (
         select(ResultItem)
         .where(ITEMS.c.operation_id == op_id, ITEMS.c.position > after)

@@ -7,27 +7,27 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, func, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from app import audit
+from app.core.txn import Txn
 from app.operations.models import Operation
 from app.operations.repository.tables import HIST, ITEMS, OPS, Fence
 from app.operations.states import State, is_done
 
 
-async def insert_operation(session: AsyncSession, op: Operation) -> None:
+async def insert_operation(session: Txn, op: Operation) -> None:
     session.add(op)
     await session.flush()
 
 
-async def _one_row(session: AsyncSession, stmt: Any, params: dict[str, Any] | None = None) -> bool:
+async def _one_row(session: Txn, stmt: Any, params: dict[str, Any] | None = None) -> bool:
     """Run a guarded UPDATE of one row (a prebuilt one with its `params`); True only if
     its guard still held (one row hit)."""
     result = await session.execute(stmt, params)
-    return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
+    return result.rowcount == 1
 
 
-async def make_due_now(session: AsyncSession, op_id: str, *, now: datetime, reason: str) -> bool:
+async def make_due_now(session: Txn, op_id: str, *, now: datetime, reason: str) -> bool:
     """Make the operation due now, if automation still runs it and nobody holds it.
 
     A NULL `next_poll_at` means the gateway has nothing more to do (done): a late
@@ -71,11 +71,11 @@ def history_row(
     }
 
 
-async def append_history(session: AsyncSession, **row: Any) -> None:
+async def append_history(session: Txn, **row: Any) -> None:
     await append_history_rows(session, [history_row(**row)])
 
 
-async def append_history_rows(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+async def append_history_rows(session: Txn, rows: list[dict[str, Any]]) -> None:
     """Rows of one transaction in one statement, in order (their ids follow it)."""
     if not rows:
         return
@@ -118,7 +118,7 @@ def _guard(op_id: str, fence: Fence | None) -> dict[str, Any]:
 
 
 async def transition(
-    session: AsyncSession,
+    session: Txn,
     op_id: str,
     *,
     expect_state: State,
@@ -134,7 +134,7 @@ async def transition(
     params = _set(fields, state=to.value, updated_at=at)
     params.update(_guard(op_id, fence), k_state=expect_state.value, k_version=expect_version)
     applied = await _one_row(session, stmt, params)
-    if applied and session.get_bind().dialect.name == "postgresql":
+    if applied and session.dialect.name == "postgresql":
         # Delivered on commit, so listeners never see a change that rolled back. "open"
         # says the operation is certainly not done (core/pg_listen.py).
         payload = op_id if is_done(to) else f"{op_id} open"
@@ -143,7 +143,7 @@ async def transition(
 
 
 async def fenced_update(
-    session: AsyncSession,
+    session: Txn,
     op_id: str,
     *,
     fence: Fence,
@@ -160,7 +160,7 @@ async def fenced_update(
 
 
 async def operator_update(
-    session: AsyncSession,
+    session: Txn,
     op_id: str,
     *,
     expected_version: int,
@@ -181,7 +181,7 @@ async def operator_update(
 
 
 async def record_cancel_intent(
-    session: AsyncSession,
+    session: Txn,
     op_id: str,
     *,
     now: datetime,
@@ -207,7 +207,7 @@ async def record_cancel_intent(
     return await _one_row(session, stmt)
 
 
-async def insert_result_items(session: AsyncSession, op_id: str, items: list[Any]) -> None:
+async def insert_result_items(session: Txn, op_id: str, items: list[Any]) -> None:
     if not items:
         return
     await session.execute(

@@ -1,0 +1,135 @@
+"""Result rows and results, as the repositories read them (SQLAlchemy's names and
+shapes: `scalars()`, `scalar_one_or_none()`, `row.column`, `row._mapping[...]`), filled
+by `app/core/sqlexec.py` from a driver's rows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from sqlalchemy import exc
+
+
+class Mapping:
+    """A row's values by column name (or column object), like SQLAlchemy's `RowMapping`."""
+
+    __slots__ = ("_row",)
+
+    def __init__(self, row: Row) -> None:
+        self._row = row
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._row[self._row._index[key]]
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        i = self._row._index.get(key)
+        return default if i is None else self._row[i]
+
+    def keys(self) -> list[str]:
+        return list(self._row._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row._keys)
+
+    def __len__(self) -> int:
+        return len(self._row._keys)
+
+
+class Row(tuple[Any, ...]):
+    """One result row: a tuple, its columns also as attributes and through `_mapping`.
+
+    A subclass per statement carries `_index` (name or column -> position) and `_keys`.
+    """
+
+    __slots__ = ()
+    _index: dict[Any, int] = {}
+    _keys: tuple[str, ...] = ()
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[self._index[name]]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @property
+    def _mapping(self) -> Mapping:
+        return Mapping(self)
+
+    def _asdict(self) -> dict[str, Any]:
+        return dict(zip(self._keys, self, strict=True))
+
+
+class Scalars:
+    """The first column of every row (the instance, for `select(Model)`)."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: list[Any]) -> None:
+        self._values = values
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._values)
+
+    def all(self) -> list[Any]:
+        return list(self._values)
+
+    def first(self) -> Any:
+        return self._values[0] if self._values else None
+
+    def one(self) -> Any:
+        return _one(self._values)
+
+    def one_or_none(self) -> Any:
+        return _one_or_none(self._values)
+
+
+class Result:
+    """What a statement returned: its rows (all fetched), and the rows it affected."""
+
+    __slots__ = ("_rows", "rowcount")
+
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
+        self._rows = rows
+        self.rowcount = rowcount
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._rows)
+
+    def all(self) -> list[Any]:
+        return list(self._rows)
+
+    def first(self) -> Any:
+        return self._rows[0] if self._rows else None
+
+    def one(self) -> Any:
+        return _one(self._rows)
+
+    def one_or_none(self) -> Any:
+        return _one_or_none(self._rows)
+
+    def scalars(self) -> Scalars:
+        return Scalars([r[0] for r in self._rows])
+
+    def scalar(self) -> Any:
+        return self._rows[0][0] if self._rows else None
+
+    def scalar_one(self) -> Any:
+        return _one(self._rows)[0]
+
+    def scalar_one_or_none(self) -> Any:
+        row = _one_or_none(self._rows)
+        return None if row is None else row[0]
+
+
+def _one(values: list[Any]) -> Any:
+    if not values:
+        raise exc.NoResultFound("No row was found when one was required")
+    if len(values) > 1:
+        raise exc.MultipleResultsFound("Multiple rows were found when exactly one was required")
+    return values[0]
+
+
+def _one_or_none(values: list[Any]) -> Any:
+    if len(values) > 1:
+        raise exc.MultipleResultsFound("Multiple rows were found when one or none was required")
+    return values[0] if values else None
