@@ -7,9 +7,10 @@ moment ago is as alive as the statement it just ran proved, so the ping is only 
 one that waited in the pool at least `ping_after` seconds (a restart or an idle
 timeout on the server's side closes those). One that fails its ping is closed with
 every idle connection older than it, and a new one is opened for the caller. A
-connection that broke under a transaction (`INVALID` in its info) is dropped, and so is every
+connection the server closed under a transaction (`GONE`) is dropped, and so is every
 connection opened before it, idle or in use, as they are handed back: when the
-server went away, they went with it.
+server went away, they went with it. One whose state is unknown (`DROP`, a rollback
+that failed) or that is still inside a transaction is dropped alone.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ class Connection(Protocol):
 
 RETURNED_AT = "jobgate_returned_at"  # key in a connection's info: monotonic time
 GENERATION = "jobgate_generation"  # key in a connection's info: the pool's at opening
-INVALID = "jobgate_invalid"  # key in a connection's info: it broke; drop it and the older
+# Keys in a connection's info, set by whoever saw it fail:
+DROP = "jobgate_drop"  # its state is unknown (a rollback failed): never reuse it
+GONE = "jobgate_gone"  # the server closed it: drop it and every connection older than it
 
 
 def needs_ping(info: dict[str, Any], now: float, after: float) -> bool:
@@ -106,7 +109,7 @@ class Pool:
         return conn
 
     async def _give_back(self, conn: Any) -> None:
-        if conn.info.pop(INVALID, False) and conn.info.get(GENERATION) == self._generation:
+        if conn.info.get(GONE) and conn.info.get(GENERATION) == self._generation:
             # It broke (the server went away?): so did every connection opened before
             # it. Idle ones close now, ones in use as they come back.
             self._generation += 1
@@ -114,7 +117,8 @@ class Pool:
             for c in idle:
                 await _close(c)
         stale = conn.info.get(GENERATION) != self._generation
-        if self._closed or stale or not conn.usable() or conn.in_transaction:
+        broken = conn.info.get(GONE) or conn.info.get(DROP) or not conn.usable()
+        if self._closed or stale or broken or conn.in_transaction:
             await _close(conn)
             return
         conn.info[RETURNED_AT] = self._clock()

@@ -21,7 +21,7 @@ from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.pool import NullPool
 
 from app.core import txn as txn_module
-from app.core.conn_pool import INVALID, Pool
+from app.core.conn_pool import DROP, Pool
 from app.core.sqlexec import Compiler
 from app.core.txn import Txn
 
@@ -169,7 +169,7 @@ async def _reset(conn: Any) -> None:
     try:
         await conn.rollback()
     except Exception:
-        conn.info[INVALID] = True
+        conn.info[DROP] = True
 
 
 def _dialect(url: str) -> Dialect:

@@ -21,7 +21,7 @@ import asyncpg
 from sqlalchemy import exc
 from sqlalchemy.engine import make_url
 
-from app.core.conn_pool import INVALID
+from app.core.conn_pool import DROP, GONE
 
 STREAM_CHUNK = 500
 CONNECT_TIMEOUT_S = 10.0
@@ -147,15 +147,26 @@ _BY_CLASS: dict[str, type[exc.DBAPIError]] = {
 
 
 def translate(conn: PgConnection, err: Exception, sql: str, args: Any) -> Exception:
-    """asyncpg's error as SQLAlchemy's, as its engine raised them; a connection that
-    broke is marked for the pool to drop (with every connection older than it)."""
+    """asyncpg's error as SQLAlchemy's, as its engine raised them. A connection the server
+    closed is marked for the pool to drop with every older one; one left in an unknown
+    state (asyncpg refused the call), to drop alone."""
+    if isinstance(err, _GONE) or not conn.usable():
+        conn.info[GONE] = True
+        return exc.OperationalError(sql, args, err, connection_invalidated=True)
     if isinstance(err, asyncpg.PostgresError):
         state = getattr(err, "sqlstate", None) or ""
-        cls = _BY_CLASS.get(state[:2], exc.DBAPIError)
-        if state[:2] in ("08", "57") or not conn.usable():
-            conn.info[INVALID] = True
-        return cls(sql, args, err)
-    if isinstance(err, asyncpg.InterfaceError | OSError | ConnectionError):
-        conn.info[INVALID] = True
-        return exc.OperationalError(sql, args, err, connection_invalidated=True)
+        return _BY_CLASS.get(state[:2], exc.DBAPIError)(sql, args, err)
+    if isinstance(err, asyncpg.InterfaceError):
+        conn.info[DROP] = True
+        return exc.InterfaceError(sql, args, err)
     return err
+
+
+# The server went away: the connection, and every one opened before it, are dead.
+_GONE = (
+    OSError,
+    asyncpg.PostgresConnectionError,  # includes ConnectionDoesNotExistError
+    asyncpg.AdminShutdownError,
+    asyncpg.CrashShutdownError,
+    asyncpg.CannotConnectNowError,
+)

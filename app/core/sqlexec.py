@@ -133,6 +133,7 @@ class Plan:
         "reader",
         "returns_rows",
         "defaults",
+        "writes",
     )
 
     def __init__(self, stmt: Any, compiled: Any, dialect: Dialect) -> None:
@@ -143,6 +144,7 @@ class Plan:
         self.positions: tuple[str, ...] = tuple(compiled.positiontup or ())
         self.binds: dict[str, Processor] = dict(compiled._bind_processors)
         self.expanding = bool(compiled.literal_execute_params or compiled.post_compile_params)
+        self.writes = bool(compiled.isinsert or compiled.isupdate or compiled.isdelete)
         self.returns_rows = bool(compiled._result_columns) or (
             compiled.isplaintext and _returns_rows(self.sql)
         )

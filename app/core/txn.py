@@ -25,7 +25,7 @@ from sqlalchemy import insert, inspect
 from sqlalchemy.engine.interfaces import Dialect
 
 from app.core.rows import Result
-from app.core.sqlexec import Compiler, bind, plain_rows
+from app.core.sqlexec import Compiler, Plan, bind, plain_rows
 
 log = logging.getLogger(__name__)
 
@@ -78,11 +78,10 @@ class Txn:
         params: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
     ) -> Result:
         """Run `stmt` once, or once per parameter set if `params` is a list."""
-        if isinstance(params, Sequence) and not isinstance(params, dict):
+        if params is not None and not isinstance(params, dict):
             return await self._execute_many(stmt, list(params))
-        plan, extracted, collected = self.compiler.plan(
-            stmt, params.keys() if params else (), False
-        )
+        plan, extracted, collected = self.compiler.plan(stmt, params or (), False)
+        self._may(plan)
         sql, args = bind(plan, params, extracted, collected)
         rows, count, names = await self._run(sql, args, plan.returns_rows)
         if rows is None:
@@ -95,6 +94,7 @@ class Txn:
         if not params:
             return Result([], 0)
         plan, extracted, collected = self.compiler.plan(stmt, params[0].keys(), len(params) > 1)
+        self._may(plan)
         if len(params) == 1:
             sql, args = bind(plan, params[0], extracted, collected)
             _, count, _names = await self._run(sql, args, plan.returns_rows)
@@ -109,6 +109,12 @@ class Txn:
             raise self.connection.translate(err, plan.sql, many) from err
         self._saw(plan.sql, many, t0)
         return Result([], count)
+
+    def _may(self, plan: Plan) -> None:
+        """A read transaction never writes: on PostgreSQL it has no BEGIN, so its
+        statements would each commit on their own."""
+        if plan.writes and not self.write:
+            raise RuntimeError("a write in a read transaction: use Database.write()")
 
     async def _run(
         self, sql: str, args: Sequence[Any], returns_rows: bool
@@ -164,9 +170,7 @@ class Txn:
         self, stmt: Any, params: dict[str, Any] | None = None
     ) -> AsyncIterator[Any]:
         """The first column of every row, read in chunks (the instances of `select(Model)`)."""
-        plan, extracted, collected = self.compiler.plan(
-            stmt, params.keys() if params else (), False
-        )
+        plan, extracted, collected = self.compiler.plan(stmt, params or (), False)
         sql, args = bind(plan, params, extracted, collected)
         reader = plan.reader
         assert reader is not None, "stream_scalars needs a statement that returns rows"

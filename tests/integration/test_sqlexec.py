@@ -236,3 +236,12 @@ async def test_after_commit_hooks_run_only_after_a_commit(db: Database) -> None:
             await work(txn, "op_undone")
             raise RuntimeError
     assert ran == ["op_kept"]
+
+
+async def test_a_read_transaction_refuses_to_write(db: Database) -> None:
+    """On PostgreSQL a read sends no BEGIN: a write there would commit on its own."""
+    with pytest.raises(RuntimeError, match="read transaction"):
+        async with db.read() as txn:
+            await txn.execute(insert(OPS), _row_of(operation("op_1")))
+    async with db.read() as txn:
+        assert (await txn.execute(select(func.count()).select_from(OPS))).scalar() == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from app.core.conn_pool import INVALID, RETURNED_AT, Pool, needs_ping
+from app.core.conn_pool import DROP, GONE, RETURNED_AT, Pool, needs_ping
 
 
 def test_a_new_connection_is_not_pinged() -> None:
@@ -95,7 +95,7 @@ async def test_a_connection_that_broke_takes_the_older_ones_with_it() -> None:
         pass  # made[0] idle
     async with p.connection() as a, p.connection() as b:
         assert (a.n, b.n) == (0, 1)
-        b.info[INVALID] = True  # a statement on it failed: the server went away
+        b.info[GONE] = True  # a statement on it failed: the server went away
     assert made[0].closed and made[1].closed  # a came back after b: older, dropped
     async with p.connection() as c:
         assert c.n == 2
@@ -132,3 +132,15 @@ async def test_at_most_size_connections_are_open_at_once() -> None:
     second.set()
     third.cancel()
     await asyncio.gather(*tasks, third, return_exceptions=True)
+
+
+async def test_a_connection_in_an_unknown_state_is_dropped_alone() -> None:
+    p, made, _ = pool()
+    async with p.connection():
+        pass  # made[0] idle
+    async with p.connection() as a, p.connection() as b:
+        assert (a.n, b.n) == (0, 1)
+        b.info[DROP] = True  # its rollback failed
+    assert made[1].closed and not made[0].closed
+    async with p.connection() as c:
+        assert c is made[0]
