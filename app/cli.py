@@ -86,7 +86,9 @@ def _require_schema(settings: Settings) -> None:
 def _observe(args: argparse.Namespace) -> int:
     settings = _checked_settings()
     _require_schema(settings)
-    asyncio.run(_observe_forever(settings))
+    from app.core import event_loop
+
+    event_loop.run(_observe_forever(settings))
     return 0
 
 

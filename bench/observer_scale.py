@@ -37,7 +37,7 @@ from sqlalchemy import create_engine, select
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core import txn
+from app.core import event_loop, txn
 from app.core.clock import SystemClock
 from app.core.config import Settings
 from app.core.context import AppContext
@@ -343,7 +343,7 @@ def main() -> None:
     ap.add_argument("--due-per-second", type=float, default=200.0)
     ap.add_argument("--big", action="store_true", help="also 100,000 in flight")
     ap.add_argument("--explain", action="store_true", help="print the claim query's plan")
-    asyncio.run(main_async(ap.parse_args()))
+    event_loop.run(main_async(ap.parse_args()))  # the loop `jobgate observe` runs on
 
 
 if __name__ == "__main__":

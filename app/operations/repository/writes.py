@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, or_, select, update
+from sqlalchemy import bindparam, func, or_, update
 
 from app import audit
 from app.core.txn import Txn
@@ -97,6 +97,11 @@ _CAS = (_IN_STATE, OPS.c.version == bindparam("k_version"))
 _BUMP = {"version": OPS.c.version + 1}
 _TRANSITION = update(OPS).where(_ID, *_CAS).values(_BUMP)
 _TRANSITION_FENCED = update(OPS).where(_ID, *_LEASE, *_CAS).values(_BUMP)
+# PostgreSQL: the notification rides on the UPDATE (evaluated only for the row it
+# changed, delivered on commit), not a statement of its own: one round trip less.
+_NOTIFY = func.pg_notify("jobgate_ops", bindparam("k_note"))
+_NOTIFYING = {_TRANSITION: _TRANSITION.returning(_NOTIFY)}
+_NOTIFYING[_TRANSITION_FENCED] = _TRANSITION_FENCED.returning(_NOTIFY)
 
 
 _COLUMNS = frozenset(OPS.c.keys())
@@ -133,13 +138,12 @@ async def transition(
     stmt = _TRANSITION if fence is None else _TRANSITION_FENCED
     params = _set(fields, state=to.value, updated_at=at)
     params.update(_guard(op_id, fence), k_state=expect_state.value, k_version=expect_version)
-    applied = await _one_row(session, stmt, params)
-    if applied and session.dialect.name == "postgresql":
-        # Delivered on commit, so listeners never see a change that rolled back. "open"
-        # says the operation is certainly not done (core/pg_listen.py).
-        payload = op_id if is_done(to) else f"{op_id} open"
-        await session.execute(select(func.pg_notify("jobgate_ops", payload)))
-    return applied
+    if session.dialect.name != "postgresql":
+        return await _one_row(session, stmt, params)
+    # Delivered on commit, so listeners never see a change that rolled back. "open"
+    # says the operation is certainly not done (core/pg_listen.py).
+    params["k_note"] = op_id if is_done(to) else f"{op_id} open"
+    return len((await session.execute(_NOTIFYING[stmt], params)).all()) == 1
 
 
 async def fenced_update(
