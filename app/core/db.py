@@ -85,10 +85,11 @@ class Database:
         self._writer_turn = asyncio.Lock() if self.is_sqlite else None
 
     @property
-    def dialect(self) -> Dialect:
+    def compiler(self) -> Compiler:
+        """SQLAlchemy's dialect and the compiled statements, known after a first connection."""
         if self._compiler is None:
             raise RuntimeError("no connection yet: the dialect is known after the first")
-        return self._compiler.dialect
+        return self._compiler
 
     async def _connect(self) -> Any:
         for probe in txn_module.PROBES:

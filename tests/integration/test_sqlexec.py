@@ -100,9 +100,7 @@ def sqlalchemy_sends(database_url: str, stmt: Any, params: Any) -> list[tuple[st
 
 
 def ours(db: Database, stmt: Any, params: Any) -> tuple[str, tuple[Any, ...]]:
-    compiler = db._compiler
-    assert compiler is not None
-    plan, extracted, collected = compiler.plan(stmt, params or (), False)
+    plan, extracted, collected = db.compiler.plan(stmt, params or (), False)
     return bind(plan, params, extracted, collected)
 
 
