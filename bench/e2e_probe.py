@@ -1,6 +1,7 @@
 """Measuring probes shared by `bench/end_to_end.py` and its worker processes.
 
 - `cpu_seconds(pid)`: user + system CPU of a process, from `/proc/<pid>/stat`.
+- `postgres_cpu_seconds()`: user + system CPU of the PostgreSQL server's processes.
 - `runq_wait_seconds(pid)`: time the process's threads spent runnable but waiting for a
   CPU (`/proc/<pid>/task/*/schedstat`): how much the rest of the machine held it back.
 - `pg_xact(admin_url, db)`: `pg_stat_database.xact_commit` / `xact_rollback` of one
@@ -38,6 +39,22 @@ def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as fh:
         fields = fh.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def postgres_cpu_seconds() -> float:
+    """utime + stime of every PostgreSQL server process alive now (the server shares the
+    machine's cores with the contender; a backend that exits takes its time with it)."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            raw = stat.read_text()
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+        name, rest = raw.split("(", 1)[1].rsplit(")", 1)
+        if name == "postgres":
+            fields = rest.split()
+            total += int(fields[11]) + int(fields[12])
+    return total / CLK_TCK
 
 
 def runq_wait_seconds(pid: int) -> float:

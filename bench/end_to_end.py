@@ -35,10 +35,14 @@ Columns of the detail table (medians over rounds):
 - `cpu ms/job`: CPU (user + system, /proc/<pid>/stat) of the process doing the
   work, per job: the gateway for jobgate (not the agents), the worker process
   for the ceiling and for DBOS (whose agents live in it).
-- `commits/job`: COMMITs issued through SQLAlchemy in that process, all / those
-  whose transaction wrote (`bench/e2e_probe.py`: SQLAlchemy event listeners; the
-  only way on SQLite). `xact/job`: PostgreSQL's own `pg_stat_database.xact_commit`
-  delta for the contender's database, the check on the former.
+- `commits/job`: COMMITs in that process, all / those whose transaction wrote
+  (`bench/e2e_probe.py`: jobgate's transaction probes, SQLAlchemy's event listeners
+  for DBOS; the only way on SQLite). `xact/job`: PostgreSQL's own
+  `pg_stat_database.xact_commit` delta for the contender's database, the check on the
+  former (jobgate's PostgreSQL reads send no BEGIN: each counts as a transaction there).
+- Below the table, per contender: the mock's and the agents' CPU per job, and for
+  jobgate on PostgreSQL the server's (all its processes, timed phase): with the
+  gateway's, what shares the machine's cores.
 - `hist/job`: jobgate history rows per operation (by kind with `--json`).
 - `calls/job`: provider calls per job at the mock (creates + status + result +
   cancel), from `/_mock/stats`.
@@ -71,7 +75,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import folded_top
-from e2e_probe import cpu_seconds, pg_xact, runq_wait_seconds
+from e2e_probe import cpu_seconds, pg_xact, postgres_cpu_seconds, runq_wait_seconds
 from e2e_workers import PG_SETTLE_SECONDS, WARMUP_OFFSET
 from sqlalchemy import create_engine, text
 
@@ -435,9 +439,12 @@ def run_jobgate(
                 xact0 = pg_xact(args.pg_url + "postgres", db)
             spy = start_py_spy(args.py_spy, name, gw.proc.pid)
             commits0, cpu0, t0 = gw.commits(), cpu_seconds(gw.proc.pid), time.time()
+            server0 = postgres_cpu_seconds()
             runq0, agent0 = runq_wait_seconds(gw.proc.pid), time.process_time()
             out = asyncio.run(agents(gw.url, args.jobs, args.concurrency, 0, first))
             cpu1, commits1, t1 = cpu_seconds(gw.proc.pid), gw.commits(), time.time()
+            if db:
+                out["db_server_cpu_per_job"] = (postgres_cpu_seconds() - server0) / args.jobs
             out["worker_runq"] = runq_wait_seconds(gw.proc.pid) - runq0
             out["agent_cpu"] = time.process_time() - agent0
             out["mock_cpu_per_job"] = (cpu_seconds(mock_pid) - mock_cpu0) / (
@@ -484,6 +491,9 @@ def summarize(runs: list[dict[str, Any]], jobs: int) -> dict[str, Any]:
         "provider_calls_per_job": each(lambda r: per_job(r, r["provider_calls"])),
         "runq_ms_per_job": each(lambda r: per_job(r, r.get("worker_runq", float("nan")) * 1000)),
         "mock_cpu_ms_per_job": each(lambda r: r.get("mock_cpu_per_job", float("nan")) * 1000),
+        "db_server_cpu_ms_per_job": each(
+            lambda r: r.get("db_server_cpu_per_job", float("nan")) * 1000
+        ),
         "agent_cpu_ms_per_job": each(lambda r: per_job(r, r.get("agent_cpu", float("nan")) * 1000)),
         "not_succeeded": sum(sum(o != "succeeded" for o in r["outcomes"]) for r in runs),
         "examples_not_succeeded": sorted({o for r in runs for o in r["outcomes"]} - {"succeeded"}),
@@ -599,6 +609,9 @@ def print_report(result: dict[str, Any]) -> None:
         agent_cpu = s.get("agent_cpu_ms_per_job")
         if agent_cpu is not None and agent_cpu == agent_cpu:  # measured (jobgate), not NaN
             extra += f", agents' cpu {fmt(s.get('agent_cpu_ms_per_job'))} ms/job"
+        server_cpu = s.get("db_server_cpu_ms_per_job")
+        if server_cpu is not None and server_cpu == server_cpu:
+            extra += f", PostgreSQL server cpu {fmt(server_cpu)} ms/job"
         if "stmt_ms_per_job" in s:
             extra += f", SQL time {fmt(s['stmt_ms_per_job'], '.0f')} ms/job"
             extra += f" (BEGIN {fmt(s['begin_ms_per_job'], '.0f')})"
@@ -618,7 +631,7 @@ def print_report(result: dict[str, Any]) -> None:
         if s["examples_not_succeeded"]:
             print(f"  {name} NOT succeeded: {s['examples_not_succeeded'][:3]}")
     print(
-        "  commits/job: all/writing COMMITs via SQLAlchemy in the working process; "
+        "  commits/job: all/writing COMMITs in the working process; "
         "xact/job: pg_stat_database.xact_commit; cpu: the gateway (jobgate) or the worker"
     )
 
