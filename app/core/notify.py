@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from collections.abc import Callable
+from datetime import datetime
 
 
 class Notifier:
@@ -18,6 +20,14 @@ class Notifier:
         self._waiters: dict[str, set[asyncio.Event]] = defaultdict(set)
         self._done_waiters: dict[str, set[asyncio.Event]] = defaultdict(set)
         self.work = asyncio.Event()
+        # The running observer's `released` (app/observer/worker.py), told when another
+        # process handed an operation back to the queue due at a given time.
+        self.on_due: Callable[[datetime], None] | None = None
+
+    def due(self, at: datetime) -> None:
+        """An operation nobody holds falls due at `at` (announced by another process)."""
+        if self.on_due is not None:
+            self.on_due(at)
 
     def publish(self, op_id: str, *, done: bool | None = None) -> None:
         """`op_id` changed; `done=False` says it is certainly not done yet (a local

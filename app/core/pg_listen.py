@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from datetime import UTC, datetime
 
 from sqlalchemy.engine import make_url
 
@@ -11,14 +13,26 @@ from app.core.notify import Notifier
 
 log = logging.getLogger(__name__)
 
-# Payload: the operation id, then " open" when the change left it certainly not done;
-# sent in the same transaction as the change.
+# Payload: the operation id, then " open" when the change left it certainly not done,
+# then, when the change handed it back to the queue, the Unix time it falls due (so an
+# observer in another process claims it then, not at its next interval); sent in the
+# same transaction as the change.
 CHANNEL = "jobgate_ops"
 RECONNECT_SECONDS = 2.0
 
 
 def conninfo(database_url: str) -> str:
     return make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def relay(payload: str, notifier: Notifier) -> None:
+    """One notification to the in-process notifier (see the payload's form above)."""
+    op_id, _, rest = payload.partition(" ")
+    flag, _, due = rest.partition(" ")
+    notifier.publish(op_id, done=False if flag == "open" else None)
+    if due:
+        with contextlib.suppress(ValueError, OverflowError):
+            notifier.due(datetime.fromtimestamp(float(due), UTC))
 
 
 async def listen_forever(database_url: str, notifier: Notifier) -> None:
@@ -32,8 +46,7 @@ async def listen_forever(database_url: str, notifier: Notifier) -> None:
             ) as conn:
                 await conn.execute(f"LISTEN {CHANNEL}")
                 async for note in conn.notifies():
-                    op_id, _, flag = note.payload.partition(" ")
-                    notifier.publish(op_id, done=False if flag == "open" else None)
+                    relay(note.payload, notifier)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the database restarting must not kill the gateway

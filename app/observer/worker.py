@@ -181,6 +181,7 @@ class Observer:
         holding = self.ctx.settings.observer_hold_seconds > 0
         self._hold_limit = self.slots * HOLD_PER_SLOT if holding else 0
         self.ctx.holder = self if self._hold_limit else None
+        self.ctx.notifier.on_due = self.released  # another process released one
         self._claim_at = self._loop_time()
         try:
             while not self._stopping.is_set():
@@ -204,6 +205,7 @@ class Observer:
                 await self._wait(pause=self._sleep(room, len(running) < self.slots))
         finally:
             self.ctx.holder = None
+            self.ctx.notifier.on_due = None
             self._hold_limit = 0
             now = self.ctx.now()
             claimed = [(op, Fence(self.ctx.worker_id, op.lease_token), now) for op in buffer]

@@ -42,6 +42,17 @@ def _observer(env: dict[str, str], name: str, log: Path, **extra: str) -> Proces
     return Process(["observe"], env, log).start()
 
 
+def _listeners(database_url: str) -> int:
+    """Sessions LISTENing on the database (the gateway's, and each observer's)."""
+    engine = create_engine(sync_url(database_url))
+    try:
+        with engine.connect() as conn:
+            sql = "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN %'"
+            return int(conn.execute(text(sql)).scalar_one())
+    finally:
+        engine.dispose()
+
+
 def _until(pred: Any, timeout: float, what: str) -> None:
     ends = time.monotonic() + timeout
     while time.monotonic() < ends:
@@ -153,3 +164,27 @@ def test_two_observers_never_poll_one_job_under_the_same_lease(
                 by_worker[worker] += 1
     assert all(len(w) == 1 for w in workers_per_lease.values())
     assert set(by_worker) == {"obs0", "obs1"}  # both did real work
+
+
+@pytest.mark.postgres_only
+def test_an_observer_claims_what_another_process_released_when_it_falls_due(
+    database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
+) -> None:
+    """A gateway without an observer hands each new operation back to the queue, due in
+    a moment (20 ms here); a standalone observer whose claim interval is 60 s still
+    polls it then: the release's NOTIFY says when it falls due. Without it, the first
+    poll waited for the observer's next interval."""
+    env = gateway_env(database_url, mock_url, tmp_path / "data", lease_seconds=5)
+    with gateway_process(env, tmp_path / "gw.log", observer=False) as (_, url):
+        obs = _observer(env, "slow-claimer", tmp_path / "o.log", observer_interval_seconds="60")
+        try:
+            _until(lambda: _listeners(database_url) >= 2, budget(20), "the observer to listen")
+            time.sleep(0.5)  # its first claim (nothing due) is made: it sleeps its interval
+            ops = [_start(url, {"name": "fast"}) for _ in range(3)]
+
+            def all_done() -> bool:
+                return all(httpx.get(f"{url}/v1/operations/{o}").json()["done"] for o in ops)
+
+            _until(all_done, budget(10), "the observer to take the released operations")
+        finally:
+            obs.kill()

@@ -142,8 +142,20 @@ async def transition(
         return await _one_row(session, stmt, params)
     # Delivered on commit, so listeners never see a change that rolled back. "open"
     # says the operation is certainly not done (core/pg_listen.py).
-    params["k_note"] = op_id if is_done(to) else f"{op_id} open"
+    params["k_note"] = note(op_id, to, fields)
     return len((await session.execute(_NOTIFYING[stmt], params)).all()) == 1
+
+
+def note(op_id: str, to: State, fields: dict[str, Any]) -> str:
+    """The NOTIFY payload of a transition (app/core/pg_listen.py): "open" if it left the
+    operation certainly not done, and the Unix time it falls due if it went back to the
+    queue (no lease, a next poll)."""
+    if is_done(to):
+        return op_id
+    due = fields.get("next_poll_at")
+    if due is not None and "lease_owner" in fields and fields["lease_owner"] is None:
+        return f"{op_id} open {due.timestamp():.6f}"
+    return f"{op_id} open"
 
 
 async def fenced_update(
