@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from app.core.conn_pool import DROP, GONE, RETURNED_AT, Pool, needs_ping
 
 
@@ -89,16 +91,22 @@ async def test_a_connection_idle_too_long_is_pinged_and_replaced_with_the_older_
     assert [c.pings for c in made[:3]] == [1, 0, 0] and all(c.closed for c in made[:3])
 
 
-async def test_a_connection_that_broke_takes_the_older_ones_with_it() -> None:
+@pytest.mark.parametrize(
+    ("flag", "older_dropped"),
+    [(GONE, True), (DROP, False)],  # the server went away / its rollback failed
+)
+async def test_a_connection_that_broke_is_dropped_with_the_older_ones_if_the_server_went(
+    flag: str, older_dropped: bool
+) -> None:
     p, made, _ = pool()
     async with p.connection():
         pass  # made[0] idle
     async with p.connection() as a, p.connection() as b:
         assert (a.n, b.n) == (0, 1)
-        b.info[GONE] = True  # a statement on it failed: the server went away
-    assert made[0].closed and made[1].closed  # a came back after b: older, dropped
+        b.info[flag] = True
+    assert made[1].closed and made[0].closed is older_dropped  # a came back after b
     async with p.connection() as c:
-        assert c.n == 2
+        assert c.n == (2 if older_dropped else 0)
 
 
 async def test_a_connection_handed_back_inside_a_transaction_is_never_reused() -> None:
@@ -132,15 +140,3 @@ async def test_at_most_size_connections_are_open_at_once() -> None:
     second.set()
     third.cancel()
     await asyncio.gather(*tasks, third, return_exceptions=True)
-
-
-async def test_a_connection_in_an_unknown_state_is_dropped_alone() -> None:
-    p, made, _ = pool()
-    async with p.connection():
-        pass  # made[0] idle
-    async with p.connection() as a, p.connection() as b:
-        assert (a.n, b.n) == (0, 1)
-        b.info[DROP] = True  # its rollback failed
-    assert made[1].closed and not made[0].closed
-    async with p.connection() as c:
-        assert c is made[0]
