@@ -141,13 +141,12 @@ class Database:
             assert self._compiler is not None
             txn = Txn(conn, self._compiler, write=write, info=dict(self._info))
             try:
-                await conn.begin(write)
+                began = await conn.begin(write)
             except Exception as err:
                 await _reset(conn)
                 raise conn.translate(err, "BEGIN", ()) from err
-            if txn_module.PROBES:
-                begin = "BEGIN IMMEDIATE" if write and self.is_sqlite else "BEGIN"
-                txn_module.seen(txn, begin, (), 0.0)
+            if txn_module.PROBES and began is not None:
+                txn_module.seen(txn, began, (), 0.0)
             try:
                 yield txn
                 await txn._before_commit()

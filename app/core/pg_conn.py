@@ -95,9 +95,12 @@ class PgConnection:
         while chunk := await cursor.fetch(STREAM_CHUNK):
             yield chunk
 
-    async def begin(self, write: bool) -> None:
-        if write:
-            await self.conn.execute("BEGIN")
+    async def begin(self, write: bool) -> str | None:
+        """Begin a write; a read sends nothing. The statement sent (for probes)."""
+        if not write:
+            return None
+        await self.conn.execute("BEGIN")
+        return "BEGIN"
 
     async def commit(self) -> None:
         if self.in_transaction:

@@ -128,12 +128,15 @@ class SqliteConnection:
         finally:
             cur.close()
 
-    async def begin(self, write: bool) -> None:
+    async def begin(self, write: bool) -> str | None:
+        """Begin; the statement sent (for probes)."""
         self.wrote = write
         if not write:
             self.conn.execute("BEGIN")  # deferred: takes no lock
-        elif not (self.inline and self._lock_now()):
+            return "BEGIN"
+        if not (self.inline and self._lock_now()):
             await self._in_thread(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+        return "BEGIN IMMEDIATE"
 
     def _lock_now(self) -> bool:
         """`BEGIN IMMEDIATE` on the loop if the write lock is free this instant; False
