@@ -151,14 +151,15 @@ class CommitCounter:
                 counter.stmt_seconds += seconds
                 if sql[:5].upper() == "BEGIN":
                     counter.begin_seconds += seconds
-                    counter.checkouts += 1  # one pooled connection per transaction
 
             def commit(self, t: Any) -> None:
                 counter.commits += 1
                 counter.write_commits += bool(t.wrote)
+                counter.checkouts += 1  # one pooled connection per transaction
 
             def rollback(self, _t: Any) -> None:
                 counter.rollbacks += 1
+                counter.checkouts += 1
 
             def connected(self) -> None:
                 counter.connects += 1
