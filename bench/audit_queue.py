@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from e2e_probe import postgres_cpu_seconds
 from sqlalchemy import literal, select
-from transaction_cost import fresh_database
+from transaction_cost import migrated_database
 
 from app import audit
 from app.audit import trail
@@ -75,7 +75,7 @@ def main() -> None:
     runs: dict[str, list[tuple[float, float]]] = {v: [] for v in variants}
     for _ in range(args.rounds):
         for variant in variants:
-            with fresh_database(args.pg_url) as url:
+            with migrated_database(args.pg_url) as url:
                 runs[variant].append(event_loop.run(one_round(url, variant, args.writers, args.n)))
     print(
         f"audit_queue: {args.writers} writers x {args.n} transactions, {args.rounds} rounds"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import resource
-import secrets
 import statistics
 import sys
 import tempfile
@@ -27,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from end_to_end import fresh_database  # noqa: E402
 
 from app import audit  # noqa: E402
 from app.core.db import Database  # noqa: E402
@@ -64,24 +65,13 @@ def cpu() -> float:
 
 
 @contextmanager
-def fresh_database(pg_url: str | None) -> Iterator[str]:
-    if pg_url is None:
-        with tempfile.TemporaryDirectory() as tmp:
-            url = f"sqlite:///{tmp}/t.db"
+def migrated_database(pg_url: str | None) -> Iterator[str]:
+    """A fresh migrated database: SQLite in a temporary directory, or PostgreSQL."""
+    with tempfile.TemporaryDirectory() as tmp:
+        kind = "sqlite" if pg_url is None else "postgres"
+        with fresh_database(kind, Path(tmp), pg_url or "", "txcost") as (url, _name):
             upgrade(url)
             yield url
-        return
-    import psycopg
-
-    name = f"txcost_{secrets.token_hex(6)}"
-    with psycopg.connect(pg_url + "postgres", autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    try:
-        upgrade(pg_url + name)
-        yield pg_url + name
-    finally:
-        with psycopg.connect(pg_url + "postgres", autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 async def one_round(url: str, n: int) -> dict[str, float]:
@@ -125,7 +115,7 @@ def main() -> None:
     runs: dict[str, list[dict[str, float]]] = {b: [] for b in backends}
     for _ in range(args.rounds):
         for backend, pg_url in backends.items():
-            with fresh_database(pg_url) as url:
+            with migrated_database(pg_url) as url:
                 runs[backend].append(asyncio.run(one_round(url, args.n)))
     print(f"transaction_cost: {args.n} transactions per kind, {args.rounds} rounds, medians")
     print(f"  {'transaction':26}" + "".join(f"{b:>12}" for b in backends))

@@ -55,7 +55,7 @@ def needs_ping(info: dict[str, Any], now: float, after: float) -> bool:
 class Pool:
     def __init__(
         self,
-        opener: Callable[[], Awaitable[Any]],
+        opener: Callable[[], Awaitable[Connection]],
         *,
         size: int,
         ping_after: float,
@@ -63,7 +63,7 @@ class Pool:
     ) -> None:
         self._open = opener
         self._slots = asyncio.Semaphore(size)
-        self._idle: list[Any] = []  # newest returned last
+        self._idle: list[Connection] = []  # newest returned last
         self._ping_after = ping_after
         self._clock = clock
         self._generation = 0
@@ -71,7 +71,7 @@ class Pool:
         self._closed = False
 
     @asynccontextmanager
-    async def connection(self) -> AsyncIterator[Any]:
+    async def connection(self) -> AsyncIterator[Any]:  # the opener's own type
         """A connection for one transaction; it goes back to the pool after, or is
         dropped if it broke."""
         await self._slots.acquire()
@@ -86,7 +86,7 @@ class Pool:
             await self._give_back(conn)
             self._slots.release()
 
-    async def _take(self) -> Any:
+    async def _take(self) -> Connection:
         if self._closed:
             raise RuntimeError("the database was disposed")
         while self._idle:
@@ -108,7 +108,7 @@ class Pool:
         self.opened += 1
         return conn
 
-    async def _give_back(self, conn: Any) -> None:
+    async def _give_back(self, conn: Connection) -> None:
         if conn.info.get(GONE) and conn.info.get(GENERATION) == self._generation:
             # It broke (the server went away?): so did every connection opened before
             # it. Idle ones close now, ones in use as they come back.
@@ -124,7 +124,7 @@ class Pool:
         conn.info[RETURNED_AT] = self._clock()
         self._idle.append(conn)
 
-    def idle(self) -> list[Any]:
+    def idle(self) -> list[Any]:  # the opener's own type
         """The connections waiting in the pool now (for counters: see `trips`)."""
         return list(self._idle)
 
@@ -135,6 +135,6 @@ class Pool:
             await _close(conn)
 
 
-async def _close(conn: Any) -> None:
+async def _close(conn: Connection) -> None:
     with contextlib.suppress(Exception):
         await conn.close()

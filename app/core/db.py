@@ -21,7 +21,7 @@ from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.pool import NullPool
 
 from app.core import txn as txn_module
-from app.core.conn_pool import DROP, Pool
+from app.core.conn_pool import DROP, Connection, Pool
 from app.core.sqlexec import Compiler
 from app.core.txn import Txn
 
@@ -91,7 +91,7 @@ class Database:
             raise RuntimeError("no connection yet: the dialect is known after the first")
         return self._compiler
 
-    async def _connect(self) -> Any:
+    async def _connect(self) -> Connection:
         for probe in txn_module.PROBES:
             probe.connected()
         if self._compiler is None:
@@ -138,8 +138,7 @@ class Database:
     @asynccontextmanager
     async def _unit(self, *, write: bool) -> AsyncIterator[Txn]:
         async with self.pool.connection() as conn:
-            assert self._compiler is not None
-            txn = Txn(conn, self._compiler, write=write, info=dict(self._info))
+            txn = Txn(conn, self.compiler, write=write, info=dict(self._info))
             try:
                 began = await conn.begin(write)
             except Exception as err:

@@ -7,9 +7,8 @@ import contextlib
 import logging
 from datetime import UTC, datetime
 
-from sqlalchemy.engine import make_url
-
 from app.core.notify import Notifier
+from app.core.pg_conn import dsn
 
 log = logging.getLogger(__name__)
 
@@ -19,10 +18,6 @@ log = logging.getLogger(__name__)
 # same transaction as the change.
 CHANNEL = "jobgate_ops"
 RECONNECT_SECONDS = 2.0
-
-
-def conninfo(database_url: str) -> str:
-    return make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 def relay(payload: str, notifier: Notifier) -> None:
@@ -42,7 +37,7 @@ async def listen_forever(database_url: str, notifier: Notifier) -> None:
     while True:
         try:
             async with await psycopg.AsyncConnection.connect(
-                conninfo(database_url), autocommit=True
+                dsn(database_url), autocommit=True
             ) as conn:
                 await conn.execute(f"LISTEN {CHANNEL}")
                 async for note in conn.notifies():

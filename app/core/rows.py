@@ -59,8 +59,8 @@ class Row(tuple[Any, ...]):
         return dict(zip(self._keys, self, strict=True))
 
 
-class Scalars:
-    """The first column of every row (the instance, for `select(Model)`)."""
+class _Values:
+    """A fetched list: every value, the first, exactly one, one or none."""
 
     __slots__ = ("_values",)
 
@@ -83,41 +83,32 @@ class Scalars:
         return _one_or_none(self._values)
 
 
-class Result:
+class Scalars(_Values):
+    """The first column of every row (the instance, for `select(Model)`)."""
+
+    __slots__ = ()
+
+
+class Result(_Values):
     """What a statement returned: its rows (all fetched), and the rows it affected."""
 
-    __slots__ = ("_rows", "rowcount")
+    __slots__ = ("rowcount",)
 
     def __init__(self, rows: list[Any], rowcount: int) -> None:
-        self._rows = rows
+        super().__init__(rows)
         self.rowcount = rowcount
 
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._rows)
-
-    def all(self) -> list[Any]:
-        return list(self._rows)
-
-    def first(self) -> Any:
-        return self._rows[0] if self._rows else None
-
-    def one(self) -> Any:
-        return _one(self._rows)
-
-    def one_or_none(self) -> Any:
-        return _one_or_none(self._rows)
-
     def scalars(self) -> Scalars:
-        return Scalars([r[0] for r in self._rows])
+        return Scalars([r[0] for r in self._values])
 
     def scalar(self) -> Any:
-        return self._rows[0][0] if self._rows else None
+        return self._values[0][0] if self._values else None
 
     def scalar_one(self) -> Any:
-        return _one(self._rows)[0]
+        return _one(self._values)[0]
 
     def scalar_one_or_none(self) -> Any:
-        row = _one_or_none(self._rows)
+        row = _one_or_none(self._values)
         return None if row is None else row[0]
 
 

@@ -26,6 +26,7 @@ this module runs with what SQLAlchemy's own execution sends and returns.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -58,13 +59,8 @@ class Reader:
         for i, c in enumerate(columns):
             index.setdefault(c.keyname, i)
             for obj in c.objects:
-                if isinstance(obj, str):
+                with contextlib.suppress(TypeError):  # unhashable: reachable by name only
                     index.setdefault(obj, i)
-                else:
-                    try:
-                        index.setdefault(obj, i)
-                    except TypeError:  # an unhashable construct: reachable by name only
-                        pass
         keys = tuple(c.keyname for c in columns)
         self.row_type: type[Row] = type(
             "Row", (Row,), {"__slots__": (), "_index": index, "_keys": keys}
@@ -145,9 +141,8 @@ class Plan:
         self.binds: dict[str, Processor] = dict(compiled._bind_processors)
         self.expanding = bool(compiled.literal_execute_params or compiled.post_compile_params)
         self.writes = bool(compiled.isinsert or compiled.isupdate or compiled.isdelete)
-        self.returns_rows = bool(compiled._result_columns) or (
-            compiled.isplaintext and _returns_rows(self.sql)
-        )
+        has_columns = bool(compiled._result_columns)
+        self.returns_rows = has_columns or (compiled.isplaintext and _returns_rows(self.sql))
         # Columns left out of an INSERT whose default SQLAlchemy computes here (scalars
         # and plain callables; jobgate's tables have only scalar ones).
         prefetch = compiled.insert_prefetch
@@ -156,7 +151,6 @@ class Plan:
         if compiled.update_prefetch:
             raise exc.ArgumentError("sqlexec: onupdate column defaults are not supported")
         # A textual statement has no columns declared: `plain_rows` names them.
-        has_columns = bool(compiled._result_columns)
         self.reader = Reader(compiled, dialect, _entity_of(stmt)) if has_columns else None
 
 

@@ -30,7 +30,7 @@ async def db(tmp_path: Path) -> AsyncIterator[Database]:
     await database.dispose()
 
 
-async def trips(db: Database) -> int:
+def trips(db: Database) -> int:
     """Calls every pooled connection sent to a thread so far."""
     return sum(c.trips for c in db.pool.idle())
 
@@ -38,7 +38,7 @@ async def trips(db: Database) -> int:
 async def test_a_write_with_the_lock_free_takes_no_trip(db: Database) -> None:
     async with db.write() as txn:
         await txn.execute(sa.insert(T), {"name": "a"})
-    before = await trips(db)  # opening the connection went to a thread
+    before = trips(db)  # opening the connection went to a thread
     async with db.write() as txn:
         await txn.execute(sa.insert(T), {"name": "b"})
         rows = (await txn.execute(sa.select(T.c.name).order_by(T.c.id))).scalars().all()
@@ -46,11 +46,11 @@ async def test_a_write_with_the_lock_free_takes_no_trip(db: Database) -> None:
     assert rows == ["a", "b"]
     # With the write lock free, BEGIN IMMEDIATE took it on the loop; the INSERT, the
     # SELECT and the COMMIT ran at once (in WAL mode they wait for nobody).
-    assert await trips(db) == before
+    assert trips(db) == before
     assert timeout == BUSY_TIMEOUT_MS  # restored after the instant BEGIN
     async with db.read() as txn:  # a deferred BEGIN and a read wait for nobody either
         assert (await txn.execute(sa.select(sa.func.count()).select_from(T))).scalar() == 2
-    assert await trips(db) == before
+    assert trips(db) == before
 
 
 async def test_the_loop_runs_on_while_begin_immediate_waits_for_the_lock(
@@ -62,7 +62,7 @@ async def test_the_loop_runs_on_while_begin_immediate_waits_for_the_lock(
     timeout."""
     async with db.read():
         pass  # a pooled connection, opened
-    before = await trips(db)
+    before = trips(db)
     other = sqlite3.connect(tmp_path / "t.db", isolation_level=None, check_same_thread=False)
     other.execute("BEGIN IMMEDIATE")
     ticks = 0
@@ -84,7 +84,7 @@ async def test_the_loop_runs_on_while_begin_immediate_waits_for_the_lock(
     await running
     other.close()
     assert ticks == 5
-    assert await trips(db) == before + 1  # the BEGIN IMMEDIATE that found the lock taken
+    assert trips(db) == before + 1  # the BEGIN IMMEDIATE that found the lock taken
 
 
 async def test_a_write_cancelled_while_it_waits_for_the_lock_leaves_nothing_open(
@@ -144,10 +144,10 @@ async def test_every_so_many_writing_commits_checkpoint_in_the_thread(
         async with db.write() as txn:
             await txn.execute(sa.insert(T), {"name": f"{i}{row}"})
         if i == 0:
-            opened = await trips(db)  # opening the connection went to a thread
+            opened = trips(db)  # opening the connection went to a thread
         if i + 1 == CHECKPOINT_EVERY:
             one_round = wal.stat().st_size  # the WAL of one round's commits
-    assert await trips(db) == opened + rounds
+    assert trips(db) == opened + rounds
     assert wal.stat().st_size < 2 * one_round  # without the checkpoints: 5 rounds' worth
     async with db.read() as txn:
         assert (await txn.execute(sa.text("PRAGMA wal_autocheckpoint"))).scalar() == 0
