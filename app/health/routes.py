@@ -33,7 +33,7 @@ LANDING = """<!doctype html>
 @router.get("/v1/readyz", operation_id="ready", include_in_schema=False)
 async def ready(request: Request) -> JSONResponse:
     """200 when the database answers and is at the head migration; 503 with the reason."""
-    state = await check(request.app.state.ctx.db.url)
+    state = await check(request.app.state.ctx.db)
     return JSONResponse(state.as_json(), status_code=200 if state.ready else 503)
 
 

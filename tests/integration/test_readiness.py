@@ -137,3 +137,18 @@ async def test_readyz_is_503_with_a_reason_on_an_unmigrated_database(
     body = r.json()
     assert body["ready"] is False and body["database_revision"] is None
     assert "never migrated" in body["reason"] and "jobgate migrate" in body["reason"]
+
+
+async def test_readyz_is_503_when_the_database_cannot_be_reached(tmp_path: Path) -> None:
+    """Through the running pool: a database it cannot open answers 503 with the reason,
+    not a 500."""
+    from app.main import create_app
+
+    url = f"sqlite:///{tmp_path / 'no-such-dir' / 'jobgate.db'}"
+    app = create_app(Settings(database_url=url, data_dir=tmp_path, auth="dev"), run_observer=False)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://gw") as http:
+            r = await http.get("/v1/readyz")
+    assert r.status_code == 503
+    assert r.json()["ready"] is False and "not reachable" in r.json()["reason"], r.text
