@@ -53,6 +53,7 @@ async def _observe_forever(settings: Settings) -> None:
 
     from app.callbacks.delivery import CallbackDelivery
     from app.core.clock import SystemClock
+    from app.core.pg_listen import listening
     from app.main import HTTP_LIMITS, build_context
     from app.observer.worker import Observer
 
@@ -68,21 +69,13 @@ async def _observe_forever(settings: Settings) -> None:
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop)  # one handler per signal: a second replaces it
-        # PostgreSQL: operations other processes hand back to the queue are claimed when
-        # they fall due, not at the next interval (app/core/pg_listen.py).
-        listener = None
-        if not ctx.db.is_sqlite:
-            from app.core.pg_listen import listen_forever
-
-            listener = asyncio.create_task(listen_forever(settings.database_url, ctx.notifier))
         try:
-            # Both return after stop(): in-flight work finishes and releases its leases.
-            await asyncio.gather(observer.run(), callbacks.run())
+            # PostgreSQL: operations other processes hand back to the queue are claimed
+            # when they fall due, not at the next interval (app/core/pg_listen.py).
+            async with listening(settings.database_url, ctx.notifier):
+                # Both return after stop(): in-flight work finishes and releases its leases.
+                await asyncio.gather(observer.run(), callbacks.run())
         finally:
-            if listener is not None:
-                listener.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await listener
             await ctx.db.dispose()
 
 

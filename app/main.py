@@ -22,7 +22,7 @@ from app.core.context import AppContext
 from app.core.db import Database
 from app.core.limits import BodyLimit
 from app.core.notify import Notifier
-from app.core.pg_listen import listen_forever
+from app.core.pg_listen import listening
 from app.health import metrics_route
 from app.health import routes as health_routes
 from app.mcp import http as mcp_http
@@ -93,27 +93,19 @@ def create_app(
             callbacks = CallbackDelivery(ctx, http)
             app.state.callbacks = callbacks
             cb_task = asyncio.create_task(callbacks.run()) if run_observer else None
-            listener = (
-                asyncio.create_task(listen_forever(settings.database_url, ctx.notifier))
-                if not ctx.db.is_sqlite
-                else None
-            )
             try:
-                if mcp is None:
-                    yield
-                else:
-                    async with mcp.running():  # the MCP tools call this app's REST API
+                async with listening(settings.database_url, ctx.notifier):
+                    if mcp is None:
                         yield
+                    else:
+                        async with mcp.running():  # the MCP tools call this app's REST API
+                            yield
             finally:
                 observer.stop()
                 callbacks.stop()
                 if cb_task is not None:
                     with contextlib.suppress(asyncio.CancelledError):
                         await cb_task
-                if listener is not None:
-                    listener.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await listener
                 if task is not None:
                     with contextlib.suppress(asyncio.CancelledError):
                         await task

@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 
+from app.core.db import is_sqlite
 from app.core.notify import Notifier
 from app.core.pg_conn import dsn
 
@@ -47,3 +50,19 @@ async def listen_forever(database_url: str, notifier: Notifier) -> None:
         except Exception as exc:  # the database restarting must not kill the gateway
             log.warning("LISTEN connection lost (%s); reconnecting", type(exc).__name__)
             await asyncio.sleep(RECONNECT_SECONDS)
+
+
+@asynccontextmanager
+async def listening(database_url: str, notifier: Notifier) -> AsyncIterator[None]:
+    """`listen_forever` for as long as the block runs, on PostgreSQL (SQLite: nothing;
+    one process owns its file)."""
+    if is_sqlite(database_url):
+        yield
+        return
+    task = asyncio.create_task(listen_forever(database_url, notifier))
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
