@@ -49,7 +49,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 async def _observe_forever(settings: Settings) -> None:
-    import httpx
+    import httpx2
 
     from app.callbacks.delivery import CallbackDelivery
     from app.core.clock import SystemClock
@@ -57,7 +57,7 @@ async def _observe_forever(settings: Settings) -> None:
     from app.main import HTTP_LIMITS, build_context
     from app.observer.worker import Observer
 
-    async with httpx.AsyncClient(limits=HTTP_LIMITS) as http:
+    async with httpx2.AsyncClient(limits=HTTP_LIMITS) as http:
         ctx = build_context(settings, clock=SystemClock(), http=http)
         observer = Observer(ctx)
         callbacks = CallbackDelivery(ctx, http)

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-import httpx
+import httpx2
 
 HOST = os.environ.get("HOST", "127.0.0.1")
 PORT = int(os.environ.get("PORT", "8080"))
@@ -27,9 +27,9 @@ def _wait(url: str, proc: subprocess.Popen[bytes], name: str) -> None:
         if proc.poll() is not None:
             sys.exit(f"{name} exited with {proc.returncode}; see its output above")
         try:
-            httpx.get(url, timeout=0.5)
+            httpx2.get(url, timeout=0.5)
             return
-        except httpx.HTTPError:
+        except httpx2.HTTPError:
             time.sleep(0.1)
     sys.exit(f"{name} did not start at {url}")
 

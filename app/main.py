@@ -9,7 +9,7 @@ import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import httpx
+import httpx2
 from fastapi import FastAPI
 
 from app import audit
@@ -37,14 +37,14 @@ from app.views import routes as views_routes
 from app.webhooks import routes as webhooks_routes
 from app.webhooks.secrets import WebhookSecrets
 
-HTTP_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50)
+HTTP_LIMITS = httpx2.Limits(max_connections=200, max_keepalive_connections=50)
 
 
 def default_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def build_context(settings: Settings, *, clock: Clock, http: httpx.AsyncClient) -> AppContext:
+def build_context(settings: Settings, *, clock: Clock, http: httpx2.AsyncClient) -> AppContext:
     """The shared machinery; profiles are validated here so a bad one fails start-up."""
     outbox.subscribe()  # completion callbacks follow the ledger's `done` event
     # Spans (JOBGATE_OTEL=on) for the gateway and the standalone observer alike; the lifespan
@@ -74,14 +74,14 @@ def create_app(
     *,
     clock: Clock | None = None,
     run_observer: bool = True,
-    transport: httpx.AsyncBaseTransport | None = None,
+    transport: httpx2.AsyncBaseTransport | None = None,
 ) -> FastAPI:
     """The gateway. Tests pass a fake clock and drive the observer themselves."""
     settings = settings or Settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with httpx.AsyncClient(limits=HTTP_LIMITS, transport=transport) as http:
+        async with httpx2.AsyncClient(limits=HTTP_LIMITS, transport=transport) as http:
             ctx = build_context(settings, clock=clock or SystemClock(), http=http)
             app.state.ctx = ctx
             app.state.webhook_secrets = WebhookSecrets()  # fetched ones, for this process

@@ -4,13 +4,18 @@ Both run as real processes on loopback, measured in one run at the same
 concurrency; prints the median of several rounds and the ratio.
 
     .venv/bin/python bench/create_overhead.py [--n 400] [--concurrency 16] [--rounds 5]
-        [--database-url sqlite:///...|postgresql://...]
+        [--database-url sqlite:///...|postgresql://...] [--client httpx2|httpx]
+
+The bench's client is httpx2 (the gateway's own library for its provider calls) unless
+`--client httpx`, the library of issue 11's first figures: httpx's per-request cost grows
+with its pooled connections, which slows the direct path more than the gateway's.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import statistics
 import sys
 import tempfile
@@ -18,7 +23,7 @@ import time
 import uuid
 from pathlib import Path
 
-import httpx
+import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -33,10 +38,13 @@ from tests.support.processes import (  # noqa: E402
 BODY = {"provider": "mock", "kind": "report", "input": {"scenario": {"name": "fast"}}}
 
 
-async def _rate(url: str, path: str, body: dict[str, object], n: int, conc: int) -> float:
+async def _rate(
+    url: str, path: str, body: dict[str, object], n: int, conc: int, lib: str = "httpx2"
+) -> float:
+    http = importlib.import_module(lib)
     sem = asyncio.Semaphore(conc)
-    limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
-    async with httpx.AsyncClient(base_url=url, timeout=30, limits=limits) as client:
+    limits = http.Limits(max_connections=conc, max_keepalive_connections=conc)
+    async with http.AsyncClient(base_url=url, timeout=30, limits=limits) as client:
 
         async def one() -> None:
             async with sem:
@@ -57,6 +65,7 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--database-url", default=None)
+    ap.add_argument("--client", choices=("httpx2", "httpx"), default="httpx2")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="jobgate-bench-"))
     db_url = args.database_url or f"sqlite:///{tmp / 'bench.db'}"
@@ -71,28 +80,28 @@ def main() -> None:
     try:
         for _ in range(100):
             try:
-                httpx.get(f"{mock_url}/_mock/stats", timeout=1)
+                httpx2.get(f"{mock_url}/_mock/stats", timeout=1)
                 break
-            except httpx.HTTPError:
+            except httpx2.HTTPError:
                 time.sleep(0.1)
         env = gateway_env(db_url, mock_url, tmp / "data", lease_seconds=30)
         with gateway_process(env, tmp / "gateway.log", observer=False) as (_, gw_url):
             direct, via = [], []
             mock_body = {"kind": "report", "input": BODY["input"], "client_reference": "bench"}
+
+            def rate(url: str, path: str, body: dict[str, object]) -> float:
+                return asyncio.run(_rate(url, path, body, args.n, args.concurrency, args.client))
+
             for _ in range(args.rounds):
-                direct.append(
-                    asyncio.run(_rate(mock_url, "/v1/jobs", mock_body, args.n, args.concurrency))
-                )
-                via.append(
-                    asyncio.run(_rate(gw_url, "/v1/operations", BODY, args.n, args.concurrency))
-                )
+                direct.append(rate(mock_url, "/v1/jobs", mock_body))
+                via.append(rate(gw_url, "/v1/operations", BODY))
     finally:
         mock.kill()
     d, g = statistics.median(direct), statistics.median(via)
     backend = "postgresql" if db_url.startswith("postgresql") else "sqlite"
     print(
         f"create_overhead backend={backend} n={args.n} concurrency={args.concurrency} "
-        f"rounds={args.rounds}"
+        f"rounds={args.rounds} client={args.client}"
     )  # noqa: T201
     print(
         f"  direct to mock provider : median {d:8.1f} creates/s  "

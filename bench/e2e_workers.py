@@ -1,6 +1,6 @@
 """The two contenders of `bench/end_to_end.py` that are not jobgate, each run in its own process.
 
-    python bench/e2e_workers.py ceiling '<json spec>'   # plain asyncio + httpx, no durability
+    python bench/e2e_workers.py ceiling '<json spec>'   # plain asyncio + HTTP client, no durability
     python bench/e2e_workers.py dbos '<json spec>'      # DBOS Transact (needs the `bench` extra)
 
 Both do what jobgate does for an agent: create a job at the mock provider under an
@@ -8,13 +8,16 @@ idempotency key, wait the profile's first delay, read its status until it is ter
 (waiting the provider's poll hint between reads, times the shared time scale), then
 fetch the result and check its RFC 8785 sha256. Each runs a warm-up batch first,
 then prints one JSON line with the timed phase's figures (wall time, per-job
-latencies, CPU of this process) on stdout. The spec is written by `end_to_end.py`.
+latencies, CPU of this process) on stdout. The spec is written by `end_to_end.py`;
+its `client` names the HTTP client library both use for the provider's calls (httpx2,
+as the gateway does, unless `end_to_end.py --client httpx`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 import json
 import os
 import sys
@@ -22,7 +25,6 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import httpx
 import rfc8785
 from e2e_probe import CommitCounter, cpu_seconds, pg_xact, runq_wait_seconds
 
@@ -41,8 +43,16 @@ def check_result(body: dict[str, Any]) -> None:
         raise RuntimeError(f"result checksum mismatch for {body.get('job_id')}")
 
 
-def limits(concurrency: int) -> httpx.Limits:
-    return httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+def provider_client(spec: dict[str, Any]) -> Any:
+    """An AsyncClient of the spec's HTTP library (httpx2 or httpx) on the mock, pooled for
+    the spec's concurrency."""
+    http = importlib.import_module(spec.get("client", "httpx2"))
+    conc = spec["concurrency"]
+    return http.AsyncClient(
+        base_url=spec["mock_url"],
+        timeout=30,
+        limits=http.Limits(max_connections=conc, max_keepalive_connections=conc),
+    )
 
 
 async def drive(
@@ -108,13 +118,11 @@ async def measured(
 
 
 async def ceiling(spec: dict[str, Any]) -> dict[str, Any]:
-    """Create, poll, fetch: straight httpx calls, nothing written anywhere."""
+    """Create, poll, fetch: straight HTTP calls, nothing written anywhere."""
     scale, first = spec["time_scale"], spec["first_delay"]
     body_input = spec["input"]
     run = spec["run"]
-    async with httpx.AsyncClient(
-        base_url=spec["mock_url"], timeout=30, limits=limits(spec["concurrency"])
-    ) as client:
+    async with provider_client(spec) as client:
 
         async def one(i: int) -> str:
             key = f"{run}-{i}"
@@ -156,9 +164,7 @@ async def dbos(spec: dict[str, Any]) -> dict[str, Any]:
 
     scale, first = spec["time_scale"], spec["first_delay"]
     body_input = spec["input"]
-    client = httpx.AsyncClient(
-        base_url=spec["mock_url"], timeout=30, limits=limits(spec["concurrency"])
-    )
+    client = provider_client(spec)
 
     @DBOS.step()
     async def create_job(key: str) -> str:

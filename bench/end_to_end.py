@@ -15,9 +15,15 @@ C jobs first.
         [--only ceiling,jobgate-sqlite,jobgate-postgres,dbos-sqlite,dbos-postgres]
         [--poll-ms 10] [--pg-url postgresql://postgres@127.0.0.1:5432/] [--json]
         [--gateway-env JOBGATE_OBSERVER_BATCH=50 ...] [--py-spy DIR] [--render FILE.json]
+        [--client httpx2|httpx]
+
+Every HTTP client on the bench's side (the ceiling's and DBOS's provider calls, jobgate's
+agents) is httpx2, the library the gateway makes its provider calls with; `--client
+httpx` puts them on httpx, as issue 11's first table was measured (the gateway stays on
+httpx2; httpx's pool costs grow with its pooled connections, see pyproject.toml).
 
 Contenders (table rows; columns are the database each one writes to):
-- `ceiling`: a plain asyncio + httpx loop in its own process; no durability, no
+- `ceiling`: a plain asyncio + HTTP client loop in its own process; no durability, no
   database (the upper bound on this machine).
 - `jobgate-sqlite` / `jobgate-postgres`: a real `jobgate serve` process (with its
   in-process observer) on a fresh database; agents (this process) POST
@@ -53,6 +59,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib
 import json
 import os
 import secrets
@@ -69,7 +76,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -151,9 +158,9 @@ def mock_provider(tmp: Path) -> Iterator[tuple[str, int]]:
         ends = time.monotonic() + START_TIMEOUT_S
         while True:
             try:
-                httpx.get(f"{url}/_mock/stats", timeout=1)
+                httpx2.get(f"{url}/_mock/stats", timeout=1)
                 break
-            except httpx.HTTPError:
+            except httpx2.HTTPError:
                 if time.monotonic() > ends or not proc.alive():
                     log = proc.log.read_text()[-2000:]
                     raise RuntimeError(f"mock did not start:\n{log}") from None
@@ -188,7 +195,7 @@ def fresh_database(kind: str, tmp: Path, pg_url: str, prefix: str) -> Iterator[t
 
 async def provider_figures(mock_url: str, references: list[str]) -> dict[str, Any]:
     """Provider calls per job and poll timing, from the mock's counters and call log."""
-    async with httpx.AsyncClient(base_url=mock_url, timeout=60) as client:
+    async with httpx2.AsyncClient(base_url=mock_url, timeout=60) as client:
         stats = (await client.get("/_mock/stats")).json()
         by_ref = stats["jobs_by_reference"]
         job_ids = [j for ref in references for j in by_ref.get(ref, [])]
@@ -238,6 +245,7 @@ def spec_for(args: argparse.Namespace, mock_url: str, scale: float, first: float
         "warmup": args.warmup,
         "concurrency": args.concurrency,
         "run": f"r{uuid.uuid4().hex[:8]}",
+        "client": args.client,
     }
 
 
@@ -334,10 +342,14 @@ class Gateway:
         raise TimeoutError("gateway did not dump its commit counts")
 
 
-async def agents(url: str, n: int, conc: int, offset: int, hint: float) -> dict[str, Any]:
-    """n agents, conc at a time: POST the operation, then /wait until it is done."""
+async def agents(
+    url: str, n: int, conc: int, offset: int, hint: float, client: str
+) -> dict[str, Any]:
+    """n agents, conc at a time: POST the operation, then /wait until it is done; their
+    HTTP client library is `client` (the same as the other contenders' provider calls)."""
+    http = importlib.import_module(client)
     sem = asyncio.Semaphore(conc)
-    limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
+    limits = http.Limits(max_connections=conc, max_keepalive_connections=conc)
     body = {
         "provider": "mock",
         "kind": "report",
@@ -347,7 +359,7 @@ async def agents(url: str, n: int, conc: int, offset: int, hint: float) -> dict[
     latencies: list[float] = []
     outcomes: list[str] = []
     op_ids: list[str] = []
-    async with httpx.AsyncClient(base_url=url, timeout=WAIT_TIMEOUT_S + 30, limits=limits) as c:
+    async with http.AsyncClient(base_url=url, timeout=WAIT_TIMEOUT_S + 30, limits=limits) as c:
 
         async def one(i: int) -> None:
             async with sem:
@@ -433,7 +445,9 @@ def run_jobgate(
         gw = Gateway(url, mock_url, tmp, scale, args.gateway_env).start()
         try:
             mock_cpu0 = cpu_seconds(mock_pid)
-            asyncio.run(agents(gw.url, args.warmup, args.concurrency, WARMUP_OFFSET, first))
+            asyncio.run(
+                agents(gw.url, args.warmup, args.concurrency, WARMUP_OFFSET, first, args.client)
+            )
             if db:
                 time.sleep(PG_SETTLE_SECONDS)
                 xact0 = pg_xact(args.pg_url + "postgres", db)
@@ -441,7 +455,7 @@ def run_jobgate(
             commits0, cpu0, t0 = gw.commits(), cpu_seconds(gw.proc.pid), time.time()
             server0 = postgres_cpu_seconds()
             runq0, agent0 = runq_wait_seconds(gw.proc.pid), time.process_time()
-            out = asyncio.run(agents(gw.url, args.jobs, args.concurrency, 0, first))
+            out = asyncio.run(agents(gw.url, args.jobs, args.concurrency, 0, first, args.client))
             cpu1, commits1, t1 = cpu_seconds(gw.proc.pid), gw.commits(), time.time()
             if db:
                 out["db_server_cpu_per_job"] = (postgres_cpu_seconds() - server0) / args.jobs
@@ -555,6 +569,9 @@ def print_report(result: dict[str, Any]) -> None:
         f"scale {p['time_scale']:g}), warm-up {p['warmup']}, {p['rounds']} round(s), "
         f"{os.cpu_count()} cores"
     )
+    client = p.get("client", "httpx")  # a --render of a run from before httpx2: all httpx
+    if "client" in p:
+        print(f"HTTP client of the ceiling, DBOS and jobgate's agents: {client}; gateway: httpx2")
     print(
         f"load average (1/5/15 min): before {result['load_before']}, after {result['load_after']}"
     )
@@ -564,7 +581,11 @@ def print_report(result: dict[str, Any]) -> None:
         return f"{s['jobs_per_s']:.1f} jobs/s" if s else "-"
 
     rows = [
-        ("a plain asyncio+httpx loop, no durability (the ceiling)", cell("ceiling"), "(no db)"),
+        (
+            f"a plain asyncio+{client} loop, no durability (the ceiling)",
+            cell("ceiling"),
+            "(no db)",
+        ),
         ("DBOS Transact (durable workflow)", cell("dbos-sqlite"), cell("dbos-postgres")),
         (
             "jobgate (POST, then /wait; in-process observer)",
@@ -647,6 +668,11 @@ def main() -> None:
     ap.add_argument("--pg-url", default="postgresql://postgres@127.0.0.1:5432/")
     ap.add_argument("--json", action="store_true", help="print one JSON document instead")
     ap.add_argument(
+        "--client", choices=("httpx2", "httpx"), default="httpx2",
+        help="HTTP client library of the ceiling's and DBOS's provider calls and of jobgate's "
+        "agents (the gateway itself always uses httpx2)",
+    )  # fmt: skip
+    ap.add_argument(
         "--py-spy", type=Path, default=None, metavar="DIR",
         help="profile the jobgate gateway with py-spy during the timed phase (slows it)",
     )  # fmt: skip
@@ -696,6 +722,7 @@ def main() -> None:
             "hint_s": hint,
             "time_scale": scale,
             "gateway_env": args.gateway_env,
+            "client": args.client,
         },
         "load_before": load_before,
         "load_after": loadavg(),

@@ -31,7 +31,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import psycopg
 from sqlalchemy import create_engine, select
 
@@ -223,10 +223,10 @@ async def explain_claim(engine: AppContext) -> str:
     return "\n".join("    " + " | ".join(str(c) for c in row) for row in plan)
 
 
-def status_stub(period: float) -> httpx.MockTransport:
+def status_stub(period: float) -> httpx2.MockTransport:
     """The mock profile's status shape, always running, asking to be polled after `period`."""
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         job_id = request.url.path.rsplit("/", 1)[-1]
         body = {
             "job_id": job_id,
@@ -234,9 +234,9 @@ def status_stub(period: float) -> httpx.MockTransport:
             "progress": {"completed": 1, "total": 10},
             "poll_after_seconds": period,
         }
-        return httpx.Response(200, json=body)
+        return httpx2.Response(200, json=body)
 
-    return httpx.MockTransport(handler)
+    return httpx2.MockTransport(handler)
 
 
 async def lateness(
@@ -270,7 +270,7 @@ async def run_case(backend: str, size: int, args: argparse.Namespace, tmp: Path)
             lease_seconds=30,
             observer_id="bench",
         )
-        async with httpx.AsyncClient(transport=status_stub(period)) as http:
+        async with httpx2.AsyncClient(transport=status_stub(period)) as http:
             engine = build_context(settings, clock=clock, http=http)
             max_hint = engine.profiles["mock"].polling.max_seconds
             case.hint, case.clamped = min(period, max_hint), period > max_hint

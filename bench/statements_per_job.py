@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -57,8 +57,8 @@ async def count(url: str, mock_url: str, data: Path, jobs: int) -> collections.C
     async with app.router.lifespan_context(app):
         probe = Counting(seen)
         txn.PROBES.append(probe)
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as c:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://gateway") as c:
             for _ in range(jobs):
                 key = {"Idempotency-Key": uuid.uuid4().hex}
                 op = (await c.post("/v1/operations", json=BODY, headers=key)).json()

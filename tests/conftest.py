@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from sqlalchemy.engine import make_url
 
@@ -161,8 +161,8 @@ def mock_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture
-def mock_client(mock_url: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=mock_url, timeout=10) as client:
+def mock_client(mock_url: str) -> Iterator[httpx2.Client]:
+    with httpx2.Client(base_url=mock_url, timeout=10) as client:
         yield client
 
 
@@ -173,10 +173,10 @@ def mock_client(mock_url: str) -> Iterator[httpx.Client]:
 class Gateway:
     """The gateway under test: an HTTP client, its app, its clock and its observer."""
 
-    http: httpx.AsyncClient
+    http: httpx2.AsyncClient
     app: Any
     clock: FakeClock
-    mock: httpx.Client
+    mock: httpx2.Client
 
     @property
     def ctx(self) -> AppContext:
@@ -199,7 +199,7 @@ class Gateway:
 
     async def start(
         self, scenario: dict[str, Any] | None = None, *, key: str | None = None, **extra: Any
-    ) -> httpx.Response:
+    ) -> httpx2.Response:
         body: dict[str, Any] = {
             "provider": "mock",
             "kind": "report",
@@ -250,7 +250,7 @@ def gateway_settings() -> dict[str, Any]:
 async def gateway(
     database_url: str,
     mock_url: str,
-    mock_client: httpx.Client,
+    mock_client: httpx2.Client,
     tmp_path: Path,
     gateway_settings: dict[str, Any],
 ) -> AsyncIterator[Gateway]:
@@ -264,6 +264,6 @@ async def gateway(
         run_observer=False,
     )
     async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as http:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://gateway") as http:
             yield Gateway(http=http, app=app, clock=clock, mock=mock_client)

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 from standardwebhooks.webhooks import Webhook
 
 from app import audit
@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 CLAIM_BATCH = 50  # outbox rows claimed per tick
 CONCURRENCY = 16  # deliveries in flight at once per process
 CLAIM_LEASE_SECONDS = 60.0  # real seconds; longer than one attempt can take
-ATTEMPT_TIMEOUT = httpx.Timeout(10.0, connect=5.0)  # seconds, per attempt
+ATTEMPT_TIMEOUT = httpx2.Timeout(10.0, connect=5.0)  # seconds, per attempt
 FIRST_RETRY_SECONDS = 10.0  # delay after the first failure (scaled by time_scale)
 RETRY_FACTOR = 2.0
 RETRY_CAP_SECONDS = 3600.0  # no retry waits longer than this (scaled)
@@ -65,7 +65,7 @@ class CallbackDelivery:
     """One delivery worker; any number may share a database."""
 
     def __init__(
-        self, ctx: AppContext, http: httpx.AsyncClient, *, resolver: Resolver | None = None
+        self, ctx: AppContext, http: httpx2.AsyncClient, *, resolver: Resolver | None = None
     ) -> None:
         self.ctx = ctx
         self.http = http
@@ -132,7 +132,7 @@ class CallbackDelivery:
                 error = f"receiver answered HTTP {status}"
         except CallbackForbidden as exc:
             forbidden, error = True, f"refused: {exc}"
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             error = f"{type(exc).__name__}: {exc}"[:RESPONSE_BODY_CHARS]
         duration_ms = (time.perf_counter() - started) * 1000
         await self._record(claim, status, text, error, duration_ms, forbidden)

@@ -31,7 +31,15 @@ _STANDARD = frozenset(vars(logging.makeLogRecord({}))) | {
     "color_message",  # uvicorn: the same message with ANSI colours
 }
 # Libraries whose per-request INFO lines drown what the gateway itself says.
-QUIET = ("httpx", "httpcore", "alembic.runtime.plugins", "sse_starlette", "mcp")
+QUIET = (
+    "httpx",
+    "httpx2",
+    "httpcore",
+    "httpcore2",
+    "alembic.runtime.plugins",
+    "sse_starlette",
+    "mcp",
+)
 
 
 @contextlib.contextmanager

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
+import httpx2
 from standardwebhooks.webhooks import Webhook
 
 from app.mock_provider.scenarios import WebhookEvent
@@ -102,19 +102,19 @@ class WebhookSender:
         return self._queue
 
     async def _run(self, queue: asyncio.Queue[_Item]) -> None:
-        async with httpx.AsyncClient(timeout=self._timeout) as client:
+        async with httpx2.AsyncClient(timeout=self._timeout) as client:
             while (item := await queue.get()) is not None:
                 await self._deliver(client, *item)
 
     async def _deliver(
-        self, client: httpx.AsyncClient, job_id: str, msg_id: str, body: str
+        self, client: httpx2.AsyncClient, job_id: str, msg_id: str, body: str
     ) -> None:
         assert self.url is not None
         # The timestamp is taken at delivery so a queued message is never "too old".
         headers = signed_headers(self.secret, msg_id, body, datetime.now(UTC))
         try:
             response = await client.post(self.url, content=body.encode(), headers=headers)
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             log.warning("webhook %s for %s not delivered: %r", msg_id, job_id, exc)
             return
         except Exception:  # never let one bad delivery stop the worker

@@ -23,7 +23,7 @@ from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar, Unpack, cast
 
-import httpx
+import httpx2
 from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -64,7 +64,7 @@ def cli_principal() -> Principal:
     return Principal(f"cli:{user or f'uid{os.getuid()}'}", Role.OPERATOR)
 
 
-def _no_provider_calls(request: httpx.Request) -> httpx.Response:
+def _no_provider_calls(request: httpx2.Request) -> httpx2.Response:
     raise RuntimeError(f"jobgate ops on the database never calls a provider ({request.url})")
 
 
@@ -224,7 +224,7 @@ def open_database(
         raise BackendUnavailable(f"the database is not ready: {state.reason}")
     settings = Settings(database_url=database_url)
     with asyncio.Runner() as runner:
-        http = httpx.AsyncClient(transport=httpx.MockTransport(_no_provider_calls))
+        http = httpx2.AsyncClient(transport=httpx2.MockTransport(_no_provider_calls))
         ctx = build_context(settings, clock=clock or SystemClock(), http=http)
         try:
             yield LocalOps(runner, ctx, who or cli_principal())
@@ -232,6 +232,6 @@ def open_database(
             runner.run(_close(ctx, http))
 
 
-async def _close(ctx: AppContext, http: httpx.AsyncClient) -> None:
+async def _close(ctx: AppContext, http: httpx2.AsyncClient) -> None:
     await http.aclose()
     await ctx.db.dispose()

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
+import httpx2
 
 from app.mock_provider.webhooks import signed_headers
 
@@ -80,7 +80,7 @@ class WebhookOutbox:
         return self._queue
 
     async def _run(self, queue: asyncio.Queue[Delivery | None]) -> None:
-        async with httpx.AsyncClient(timeout=self._timeout) as client:
+        async with httpx2.AsyncClient(timeout=self._timeout) as client:
             while (delivery := await queue.get()) is not None:
                 try:
                     await self._deliver(client, delivery)
@@ -88,11 +88,11 @@ class WebhookOutbox:
                     queue.task_done()
             queue.task_done()
 
-    async def _deliver(self, client: httpx.AsyncClient, delivery: Delivery) -> None:
+    async def _deliver(self, client: httpx2.AsyncClient, delivery: Delivery) -> None:
         headers = signed_headers(self.secret, delivery.id, delivery.body, datetime.now(UTC))
         try:
             response = await client.post(delivery.url, content=delivery.body, headers=headers)
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             delivery.error = repr(exc)
             log.warning("webhook %s to %s not delivered: %r", delivery.id, delivery.url, exc)
             return

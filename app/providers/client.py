@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-import httpx
+import httpx2
 
 from app.providers import counts as counting
 from app.providers import extract, pointers, prepare
@@ -35,7 +35,7 @@ from app.providers.wire import Raw, Wire, named
 
 
 class ProviderClient(Wire):
-    """Profile-driven calls over one shared ``httpx.AsyncClient``."""
+    """Profile-driven calls over one shared ``httpx2.AsyncClient``."""
 
     async def create(
         self,
@@ -262,7 +262,7 @@ class ProviderClient(Wire):
     ) -> CallResult:
         """A create, status or cancel answer read through the profile."""
         body = raw.body if raw.json_ok else None
-        headers = raw.response.headers if raw.response is not None else httpx.Headers()
+        headers = raw.response.headers if raw.response is not None else httpx2.Headers()
         url = str(raw.request.url) if raw.request is not None else profile.base_url
         seen = extract.seen(profile, body, headers, url, create)
         # What a 2xx must carry to count as OK; cancel (None) needs nothing: the 2xx is the news.

@@ -15,14 +15,14 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-import httpx
+import httpx2
 
 from app.providers.pointers import MISSING
 from app.providers.secrets import REDACTED
 from app.providers.types import Exchange, Outcome
 
 
-def classify(answer: httpx.Response | BaseException) -> Outcome:
+def classify(answer: httpx2.Response | BaseException) -> Outcome:
     """Classify a response or a transport exception (SPEC section 3 needs this split).
 
     2xx OK; 404 NOT_FOUND; 409 CONFLICT; 429 RATE_LIMITED; 408, 5xx (and 1xx/3xx,
@@ -99,7 +99,7 @@ def _clip(text: str | None, variants: list[str], limit: int) -> str | None:
 
 
 def _recorded_headers(
-    source: httpx.Headers | None, sensitive: frozenset[str], variants: list[str], limit: int
+    source: httpx2.Headers | None, sensitive: frozenset[str], variants: list[str], limit: int
 ) -> dict[str, str]:
     out: dict[str, str] = {}
     for raw_name, raw_value in source.raw if source is not None else []:
@@ -112,8 +112,8 @@ def _recorded_headers(
 
 def record_exchange(
     operation: str,
-    req: httpx.Request | None,
-    resp: httpx.Response | None,
+    req: httpx2.Request | None,
+    resp: httpx2.Response | None,
     text: str | None,
     error: str | None,
     duration_ms: float,
@@ -131,7 +131,7 @@ def record_exchange(
     def clean(text: str | None) -> str | None:
         return _clip(text, variants, limit)
 
-    def headers(source: httpx.Headers | None) -> dict[str, str]:
+    def headers(source: httpx2.Headers | None) -> dict[str, str]:
         return _recorded_headers(source, sensitive, variants, limit)
 
     return Exchange(
@@ -182,7 +182,7 @@ def present(value: Any) -> Any:
     return None if value is MISSING else value
 
 
-async def read_capped(response: httpx.Response, cap: int) -> tuple[bytes, bool]:
+async def read_capped(response: httpx2.Response, cap: int) -> tuple[bytes, bool]:
     """Read at most ``cap`` bytes; ``(prefix, False)`` when the body is larger."""
     chunks: list[bytes] = []
     size = 0

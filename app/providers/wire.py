@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 
 from app.core import telemetry, tracecontext
 from app.providers import extract
@@ -47,8 +47,8 @@ class Raw:
     """What one call produced before it is classified and turned into a CallResult."""
 
     operation: str
-    request: httpx.Request | None
-    response: httpx.Response | None
+    request: httpx2.Request | None
+    response: httpx2.Response | None
     text: str | None
     body: Any
     json_ok: bool
@@ -65,7 +65,7 @@ class Wire:
 
     def __init__(
         self,
-        http: httpx.AsyncClient,
+        http: httpx2.AsyncClient,
         env: Mapping[str, str],
         *,
         body_limit: int = 4096,
@@ -119,7 +119,7 @@ class Wire:
                 data=prepared.data,
                 files=prepared.files,
                 headers=headers,
-                timeout=httpx.Timeout(t.read, connect=t.connect),
+                timeout=httpx2.Timeout(t.read, connect=t.connect),
             )
             if prepared.files:
                 request.read()  # a multipart body is built lazily; history records it
@@ -128,7 +128,7 @@ class Wire:
             return self.refused_raw(prepared.operation, why, variants)
         cap = profile.validation.max_bytes + ENVELOPE_BYTES
         started = time.perf_counter()
-        response: httpx.Response | None = None
+        response: httpx2.Response | None = None
         data, complete, error = b"", True, None
         try:
             with anyio.fail_after(t.seconds):
@@ -215,7 +215,7 @@ class Wire:
         return self.base(self.refused_raw(operation, why), Outcome.REJECTED, None)
 
 
-async def _feed(response: httpx.Response, reader: LineReader) -> tuple[bytes, bool]:
+async def _feed(response: httpx2.Response, reader: LineReader) -> tuple[bytes, bool]:
     """Stream a body into ``reader``; (its head for the record, whether it was read whole)."""
     async for chunk in response.aiter_bytes():
         if not reader.feed(chunk):
@@ -233,8 +233,8 @@ def named(exc: Exception) -> str:
 def _announce(
     profile: Profile,
     operation: str,
-    request: httpx.Request,
-    response: httpx.Response | None,
+    request: httpx2.Request,
+    response: httpx2.Response | None,
     duration_ms: float,
     variants: list[str],
     trace_id: str,

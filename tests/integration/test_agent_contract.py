@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from app.callbacks.outbox import OUTBOX
@@ -121,7 +121,7 @@ async def test_next_action_names_the_mcp_tool_when_mcp_is_on(gateway: Gateway) -
 
 @pytest.fixture
 async def no_mcp(
-    database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
+    database_url: str, mock_url: str, mock_client: httpx2.Client, tmp_path: Path
 ) -> AsyncIterator[Gateway]:
     from app.core.clock import FakeClock
     from app.main import create_app
@@ -132,8 +132,8 @@ async def no_mcp(
         make_settings(database_url, mock_url, tmp_path, mcp=False), clock=clock, run_observer=False
     )
     async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as http:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://gateway") as http:
             yield Gateway(http=http, app=app, clock=clock, mock=mock_client)
 
 

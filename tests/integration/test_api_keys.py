@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from sqlalchemy import create_engine, text
 
@@ -56,7 +56,7 @@ async def create(
     scenario: dict[str, Any] | None = None,
     *,
     idem: str | None = None,
-) -> httpx.Response:
+) -> httpx2.Response:
     headers = {"Idempotency-Key": idem or uuid.uuid4().hex}
     if key is not None:
         headers.update(bearer(key))
@@ -74,12 +74,12 @@ async def created(gw: Gateway, key: str, scenario: dict[str, Any] | None = None)
     return str(r.json()["operation_id"])
 
 
-def listed(r: httpx.Response) -> set[str]:
+def listed(r: httpx2.Response) -> set[str]:
     assert r.status_code == 200, r.text
     return {o["operation_id"] for o in r.json()["items"]}
 
 
-def code(r: httpx.Response) -> str:
+def code(r: httpx2.Response) -> str:
     return str(r.json()["error"]["code"])
 
 
@@ -359,7 +359,7 @@ async def test_cli_create_list_revoke(gateway: Gateway, database_url: str) -> No
 
 @asynccontextmanager
 async def dev_gateway(
-    database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
+    database_url: str, mock_url: str, mock_client: httpx2.Client, tmp_path: Path
 ) -> AsyncIterator[Gateway]:
     from app.main import create_app
 
@@ -368,13 +368,13 @@ async def dev_gateway(
         make_settings(database_url, mock_url, tmp_path, auth="dev"), clock=clock, run_observer=False
     )
     async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as http:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://gateway") as http:
             yield Gateway(http=http, app=app, clock=clock, mock=mock_client)
 
 
 async def test_dev_mode_needs_no_key(
-    database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
+    database_url: str, mock_url: str, mock_client: httpx2.Client, tmp_path: Path
 ) -> None:
     async with dev_gateway(database_url, mock_url, mock_client, tmp_path) as gw:
         r = await gw.start({"name": "fast"})

@@ -8,7 +8,7 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 from sqlalchemy import create_engine, text
 
@@ -27,13 +27,13 @@ def _run_one(url: str) -> str:
         "input": {"scenario": {"name": "slow", "polls": 2}},
         "deadlines": DEADLINES,
     }
-    r = httpx.post(
+    r = httpx2.post(
         f"{url}/v1/operations", json=body, headers={"Idempotency-Key": uuid.uuid4().hex}, timeout=30
     )
     assert r.status_code == 202, r.text
     op = r.json()
     while not op["done"]:
-        op = httpx.get(
+        op = httpx2.get(
             f"{url}/v1/operations/{op['operation_id']}/wait", params={"timeout": 20}, timeout=30
         ).json()
     assert op["outcome"] == "succeeded", op

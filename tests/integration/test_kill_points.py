@@ -7,7 +7,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from tests.support.processes import gateway_env, gateway_process, post_operation
@@ -37,7 +37,7 @@ POINTS = [
 ]
 
 
-def _post(url: str, key: str, scenario: dict[str, Any]) -> httpx.Response | None:
+def _post(url: str, key: str, scenario: dict[str, Any]) -> httpx2.Response | None:
     body = {"provider": "mock", "kind": "report", "input": {"scenario": scenario}}
     return post_operation(url, key, {**body, "deadlines": DEADLINES})
 
@@ -52,7 +52,7 @@ def test_restart_resumes_from_the_record(
     end: str,
     database_url: str,
     mock_url: str,
-    mock_client: httpx.Client,
+    mock_client: httpx2.Client,
     tmp_path: Path,
 ) -> None:
     key = uuid.uuid4().hex
@@ -62,10 +62,10 @@ def test_restart_resumes_from_the_record(
         if r is not None and cancel:
             op_id = r.json()["operation_id"]
             try:
-                httpx.post(
+                httpx2.post(
                     f"{url}/v1/operations/{op_id}/cancel", json={"reason": "stop"}, timeout=10
                 )
-            except httpx.TransportError:
+            except httpx2.TransportError:
                 pass
         ends = time.monotonic() + budget(PROCESS_WORK_S)
         while proc.alive() and time.monotonic() < ends:
@@ -76,11 +76,11 @@ def test_restart_resumes_from_the_record(
         r = _post(url, key, scenario)  # the agent's retry: the same operation comes back
         assert r is not None and r.status_code == 200, r and r.text
         op_id = r.json()["operation_id"]
-        final = httpx.get(
+        final = httpx2.get(
             f"{url}/v1/operations/{op_id}/wait", params={"timeout": 20}, timeout=30
         ).json()
         assert final["state"] == end, final
-        hist = httpx.get(f"{url}/v1/operations/{op_id}/history").json()["items"]
+        hist = httpx2.get(f"{url}/v1/operations/{op_id}/history").json()["items"]
     token = next(h["data"]["provider_token"] for h in hist if h["to_state"] == "create_pending")
     stats = mock_client.get("/_mock/stats", params={"token": token}).json()
     if end == "contract_violation":  # the provider made two; the gateway says so

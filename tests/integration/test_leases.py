@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 
 from app.core.clock import FakeClock
 from app.observer.worker import Observer
@@ -77,7 +77,7 @@ async def test_only_due_and_unleased_rows_are_claimed(gateway: Gateway) -> None:
     assert [o.id for o in claimed] == [op_id] and again == []
 
 
-class HeldStatusReads(httpx.AsyncBaseTransport):
+class HeldStatusReads(httpx2.AsyncBaseTransport):
     """Passes every call to the real mock, but holds status reads until the test releases them.
 
     The provider call stays in flight for exactly as long as the test needs, with no
@@ -85,12 +85,12 @@ class HeldStatusReads(httpx.AsyncBaseTransport):
     """
 
     def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
+        self.inner = httpx2.AsyncHTTPTransport()
         self.hold = False
         self.entered = asyncio.Event()
         self.release = asyncio.Event()
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         if self.hold and request.method == "GET" and "/jobs/" in request.url.path:
             self.entered.set()
             await self.release.wait()
@@ -101,7 +101,7 @@ class HeldStatusReads(httpx.AsyncBaseTransport):
 
 
 async def test_the_lease_is_renewed_while_a_slow_provider_call_is_in_flight(
-    database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
+    database_url: str, mock_url: str, mock_client: httpx2.Client, tmp_path: Path
 ) -> None:
     """Fake clock: the lease (30 s) lapses on it while the provider's answer is still held."""
     from app.main import create_app
@@ -111,8 +111,8 @@ async def test_the_lease_is_renewed_while_a_slow_provider_call_is_in_flight(
     settings = make_settings(database_url, mock_url, tmp_path, lease_seconds=30.0)
     app = create_app(settings, clock=clock, run_observer=False, transport=held)
     async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://gateway"
+        async with httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=app), base_url="http://gateway"
         ) as http:
             body = {"provider": "mock", "kind": "report", "input": {"scenario": {"name": "slow"}}}
             r = await http.post(

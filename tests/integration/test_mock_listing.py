@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from app.mock_provider.app import create_app
@@ -20,14 +20,16 @@ from tests.support.timing import QUICK_S, budget
 
 
 @pytest.fixture
-def client(tmp_path: Path) -> Iterator[httpx.Client]:
+def client(tmp_path: Path) -> Iterator[httpx2.Client]:
     """A mock of its own: listings see every job, so tests must not share one."""
     with serve_app(create_app(MockSettings(state_path=str(tmp_path / "m.db")))) as url:
-        with httpx.Client(base_url=url, timeout=5) as c:
+        with httpx2.Client(base_url=url, timeout=5) as c:
             yield c
 
 
-def create(c: httpx.Client, ref: str, token: str | None = None, **scenario: Any) -> httpx.Response:
+def create(
+    c: httpx2.Client, ref: str, token: str | None = None, **scenario: Any
+) -> httpx2.Response:
     body = {
         "kind": "report",
         "input": {"scenario": {"name": "fast", **scenario}},
@@ -36,19 +38,19 @@ def create(c: httpx.Client, ref: str, token: str | None = None, **scenario: Any)
     return c.post("/v1/jobs", json=body, headers={"Idempotency-Key": token} if token else {})
 
 
-def by_ref(c: httpx.Client, ref: str) -> list[str]:
+def by_ref(c: httpx2.Client, ref: str) -> list[str]:
     stats = c.get("/_mock/stats", params={"client_reference": ref}).json()
     return list(stats["jobs_by_reference"].get(ref, []))
 
 
-def test_a_create_without_a_token_makes_a_new_job_every_time(client: httpx.Client) -> None:
+def test_a_create_without_a_token_makes_a_new_job_every_time(client: httpx2.Client) -> None:
     first, second = create(client, "op_a"), create(client, "op_a")
     assert first.status_code == second.status_code == 202
     assert first.json()["job_id"] != second.json()["job_id"]
     assert by_ref(client, "op_a") == [first.json()["job_id"], second.json()["job_id"]]
 
 
-def test_ignore_token_makes_the_token_worthless(client: httpx.Client) -> None:
+def test_ignore_token_makes_the_token_worthless(client: httpx2.Client) -> None:
     a = create(client, "op_b", token="tok_b", ignore_token=1).json()["job_id"]
     b = create(client, "op_b", token="tok_b", ignore_token=1).json()["job_id"]
     assert a != b and by_ref(client, "op_b") == [a, b]
@@ -56,8 +58,8 @@ def test_ignore_token_makes_the_token_worthless(client: httpx.Client) -> None:
     assert stats["creates_by_token"] == {"tok_b": 2} and stats["jobs_by_token"]["tok_b"] == [a, b]
 
 
-def test_a_create_fault_hits_only_the_first_non_idempotent_create(client: httpx.Client) -> None:
-    with pytest.raises(httpx.TransportError):
+def test_a_create_fault_hits_only_the_first_non_idempotent_create(client: httpx2.Client) -> None:
+    with pytest.raises(httpx2.TransportError):
         create(client, "op_c", name="lost_create_response")
     assert create(client, "op_c", name="lost_create_response").status_code == 202
     assert create(client, "op_d", name="accept_then_5xx").status_code == 503
@@ -65,7 +67,7 @@ def test_a_create_fault_hits_only_the_first_non_idempotent_create(client: httpx.
     assert len(by_ref(client, "op_c")) == len(by_ref(client, "op_d")) == 2
 
 
-def test_the_listing_pages_newest_first_three_ways(client: httpx.Client) -> None:
+def test_the_listing_pages_newest_first_three_ways(client: httpx2.Client) -> None:
     ids = [create(client, f"op_{i}").json()["job_id"] for i in range(7)]
     newest_first = ids[::-1]
     page = client.get("/v1/jobs", params={"limit": 3}).json()
@@ -83,7 +85,7 @@ def test_the_listing_pages_newest_first_three_ways(client: httpx.Client) -> None
     assert len(client.get("/v1/jobs").json()["jobs"]) == 5  # small pages by default
 
 
-def test_list_delay_hides_a_job_from_that_many_listings(client: httpx.Client) -> None:
+def test_list_delay_hides_a_job_from_that_many_listings(client: httpx2.Client) -> None:
     older = create(client, "op_old").json()["job_id"]
     late = create(client, "op_late", list_delay=2).json()["job_id"]
 
@@ -98,15 +100,15 @@ def test_list_delay_hides_a_job_from_that_many_listings(client: httpx.Client) ->
     assert by_ref(client, "op_late") == [late]  # the counters never hide it
 
 
-def test_create_delay_answers_after_the_job_exists(client: httpx.Client) -> None:
-    with pytest.raises(httpx.ReadTimeout):
+def test_create_delay_answers_after_the_job_exists(client: httpx2.Client) -> None:
+    with pytest.raises(httpx2.ReadTimeout):
         client.post(
             "/v1/jobs",
             json={"kind": "report", "input": {"scenario": {"create_delay_ms": 6000}}},
             headers={"Idempotency-Key": "tok_slow"},
             # Ample time for the mock to store the job, even on a loaded machine: a client
             # that gives up before the mock read the request leaves no job (seen at 0.5 s).
-            timeout=httpx.Timeout(5, read=2.5),
+            timeout=httpx2.Timeout(5, read=2.5),
         )
     deadline = time.monotonic() + budget(QUICK_S)
     while not client.get("/_mock/stats", params={"token": "tok_slow"}).json()["jobs"]:

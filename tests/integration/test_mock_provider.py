@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 import rfc8785
 from fastapi import FastAPI, Request, Response
@@ -38,27 +38,27 @@ def mock_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture
-def client(mock_url: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=mock_url, timeout=5) as c:
+def client(mock_url: str) -> Iterator[httpx2.Client]:
+    with httpx2.Client(base_url=mock_url, timeout=5) as c:
         yield c
 
 
 def create(
-    c: httpx.Client, name: str = "fast", tok: str | None = None, **params: Any
-) -> httpx.Response:
+    c: httpx2.Client, name: str = "fast", tok: str | None = None, **params: Any
+) -> httpx2.Response:
     body = {"kind": "report", "input": {"scenario": {"name": name, **params}}}
     return c.post("/v1/jobs", json=body, headers={"Idempotency-Key": tok or token()})
 
 
-def stats(c: httpx.Client, tok: str) -> dict[str, Any]:
+def stats(c: httpx2.Client, tok: str) -> dict[str, Any]:
     return c.get("/_mock/stats", params={"token": tok}).json()
 
 
-def states(c: httpx.Client, job_id: str, n: int) -> list[str]:
+def states(c: httpx2.Client, job_id: str, n: int) -> list[str]:
     return [c.get(f"/v1/jobs/{job_id}").json()["state"] for _ in range(n)]
 
 
-def test_fast_job_and_result(client: httpx.Client) -> None:
+def test_fast_job_and_result(client: httpx2.Client) -> None:
     r = create(client, "fast", client_reference="op_1")
     assert r.status_code == 202
     body = r.json()
@@ -72,7 +72,7 @@ def test_fast_job_and_result(client: httpx.Client) -> None:
     assert result["items"] == {"processed": 1, "succeeded": 1, "failed": 0}
 
 
-def test_same_token_same_job(client: httpx.Client) -> None:
+def test_same_token_same_job(client: httpx2.Client) -> None:
     tok = token()
     first, second = create(client, tok=tok), create(client, tok=tok)
     assert (first.status_code, second.status_code) == (202, 200)
@@ -83,7 +83,7 @@ def test_same_token_same_job(client: httpx.Client) -> None:
     assert s["jobs_by_token"] == {tok: [first.json()["job_id"]]}
 
 
-def test_sync_answers_inline(client: httpx.Client) -> None:
+def test_sync_answers_inline(client: httpx2.Client) -> None:
     r = create(client, "sync")
     assert r.status_code == 200
     body = r.json()
@@ -91,7 +91,7 @@ def test_sync_answers_inline(client: httpx.Client) -> None:
     assert body["result"]["sha256"] == canonical_sha256(body["result"]["data"])
 
 
-def test_slow_and_late_failure(client: httpx.Client) -> None:
+def test_slow_and_late_failure(client: httpx2.Client) -> None:
     job = create(client, "slow", polls=3).json()["job_id"]
     answers = [client.get(f"/v1/jobs/{job}").json() for _ in range(4)]
     assert [a["state"] for a in answers] == ["running"] * 3 + ["succeeded"]
@@ -105,7 +105,7 @@ def test_slow_and_late_failure(client: httpx.Client) -> None:
     assert r.status_code == 409 and r.json()["error"]["code"] == "not_finished"
 
 
-def test_never_finishes_then_cancel(client: httpx.Client) -> None:
+def test_never_finishes_then_cancel(client: httpx2.Client) -> None:
     job = create(client, "never_finishes").json()["job_id"]
     assert states(client, job, 5) == ["running"] * 5
     first = client.post(f"/v1/jobs/{job}/cancel", json={"reason": "user asked"})
@@ -120,14 +120,14 @@ def test_never_finishes_then_cancel(client: httpx.Client) -> None:
     assert stats(client, tok)["jobs"][job]["cancel_calls"] == 3
 
 
-def test_cancel_finished_job_is_409(client: httpx.Client) -> None:
+def test_cancel_finished_job_is_409(client: httpx2.Client) -> None:
     job = create(client).json()["job_id"]
     client.get(f"/v1/jobs/{job}")
     r = client.post(f"/v1/jobs/{job}/cancel")
     assert r.status_code == 409 and r.json()["state"] == "succeeded"
 
 
-def test_rate_limited(client: httpx.Client) -> None:
+def test_rate_limited(client: httpx2.Client) -> None:
     tok = token()
     job = create(client, "rate_limited", tok=tok, retry_after=3, times=2).json()["job_id"]
     for _ in range(2):
@@ -137,9 +137,9 @@ def test_rate_limited(client: httpx.Client) -> None:
     assert stats(client, tok)["jobs"][job]["status_calls"] == 3
 
 
-def test_lost_create_response_drops_connection(client: httpx.Client) -> None:
+def test_lost_create_response_drops_connection(client: httpx2.Client) -> None:
     tok = token()
-    with pytest.raises(httpx.RemoteProtocolError):
+    with pytest.raises(httpx2.RemoteProtocolError):
         create(client, "lost_create_response", tok=tok)
     retry = create(client, "lost_create_response", tok=tok)
     assert retry.status_code == 200 and retry.json()["created"] is False
@@ -149,7 +149,7 @@ def test_lost_create_response_drops_connection(client: httpx.Client) -> None:
     }
 
 
-def test_accept_then_5xx(client: httpx.Client) -> None:
+def test_accept_then_5xx(client: httpx2.Client) -> None:
     tok = token()
     assert create(client, "accept_then_5xx", tok=tok).status_code == 503
     retry = create(client, "accept_then_5xx", tok=tok)
@@ -158,7 +158,7 @@ def test_accept_then_5xx(client: httpx.Client) -> None:
     assert [j["job_id"] for j in found] == [retry.json()["job_id"]]
 
 
-def test_create_timeout_and_reject_create_nothing(client: httpx.Client) -> None:
+def test_create_timeout_and_reject_create_nothing(client: httpx2.Client) -> None:
     tok = token()
     for _ in range(3):
         assert create(client, "create_timeout", tok=tok).status_code == 503
@@ -175,7 +175,7 @@ def test_create_timeout_and_reject_create_nothing(client: httpx.Client) -> None:
     assert client.get("/v1/jobs", params={"idempotency_key": tok}).json() == {"jobs": []}
 
 
-def test_different_job_id(client: httpx.Client) -> None:
+def test_different_job_id(client: httpx2.Client) -> None:
     tok = token()
     assert create(client, "different_job_id", tok=tok).status_code == 503
     second = create(client, "different_job_id", tok=tok)
@@ -187,7 +187,7 @@ def test_different_job_id(client: httpx.Client) -> None:
     assert third.status_code == 200 and third.json()["job_id"] == second.json()["job_id"]
 
 
-def test_cancel_race(client: httpx.Client) -> None:
+def test_cancel_race(client: httpx2.Client) -> None:
     job = create(client, "cancel_race", polls=2).json()["job_id"]
     assert states(client, job, 1) == ["running"]
     r = client.post(f"/v1/jobs/{job}/cancel")
@@ -197,7 +197,7 @@ def test_cancel_race(client: httpx.Client) -> None:
     assert client.get(f"/v1/jobs/{job}/result").status_code == 200
 
 
-def test_cancel_ignored(client: httpx.Client) -> None:
+def test_cancel_ignored(client: httpx2.Client) -> None:
     job = create(client, "cancel_ignored").json()["job_id"]
     assert states(client, job, 1) == ["running"]
     for _ in range(2):
@@ -205,7 +205,7 @@ def test_cancel_ignored(client: httpx.Client) -> None:
         assert states(client, job, 2) == ["running", "running"]
 
 
-def test_partial_results(client: httpx.Client) -> None:
+def test_partial_results(client: httpx2.Client) -> None:
     job = create(client, "partial_results", processed=20, failed=4).json()["job_id"]
     assert states(client, job, 2) == ["running", "succeeded_partial"]
     result = client.get(f"/v1/jobs/{job}/result").json()
@@ -213,14 +213,14 @@ def test_partial_results(client: httpx.Client) -> None:
     assert len(result["failed_items"]) == 4 and result["failed_items"][0]["error"]["code"]
 
 
-def test_corrupt_result(client: httpx.Client) -> None:
+def test_corrupt_result(client: httpx2.Client) -> None:
     job = create(client, "corrupt_result").json()["job_id"]
     states(client, job, 1)
     result = client.get(f"/v1/jobs/{job}/result").json()
     assert result["sha256"] != hashlib.sha256(rfc8785.dumps(result["data"])).hexdigest()
 
 
-def test_result_unavailable(client: httpx.Client) -> None:
+def test_result_unavailable(client: httpx2.Client) -> None:
     tok = token()
     job = create(client, "result_unavailable", tok=tok, polls=2).json()["job_id"]
     assert states(client, job, 1) == ["succeeded"]
@@ -229,7 +229,7 @@ def test_result_unavailable(client: httpx.Client) -> None:
     assert stats(client, tok)["jobs"][job]["result_calls"] == 3
 
 
-def test_bad_requests(client: httpx.Client) -> None:
+def test_bad_requests(client: httpx2.Client) -> None:
     r = client.post("/v1/jobs", json={"kind": "report", "input": [1]})
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_body"
     r = client.post("/v1/jobs", json={"kind": "video"}, headers={"Idempotency-Key": token()})
@@ -243,7 +243,7 @@ def test_bad_requests(client: httpx.Client) -> None:
     assert client.get("/v1/jobs", params={"after": "job_nope"}).status_code == 400
 
 
-def test_stats_filter_calls_and_lookup(client: httpx.Client) -> None:
+def test_stats_filter_calls_and_lookup(client: httpx2.Client) -> None:
     tok_a, tok_b = token(), token()
     headers = {"Idempotency-Key": tok_a, "X-Jobgate-Worker": "w1", "X-Trace-Id": "tr_1"}
     body = {"kind": "report", "input": {}, "client_reference": f"op_{tok_a}"}
@@ -282,7 +282,7 @@ def test_stats_filter_calls_and_lookup(client: httpx.Client) -> None:
 
 def test_bearer_token_required(tmp_path: Path) -> None:
     settings = MockSettings(state_path=str(tmp_path / "m.db"), provider_token="s3cret")
-    with serve_app(create_app(settings)) as url, httpx.Client(base_url=url) as c:
+    with serve_app(create_app(settings)) as url, httpx2.Client(base_url=url) as c:
         assert create(c).status_code == 401
         c.headers["Authorization"] = "Bearer wrong"
         r = create(c)
@@ -297,10 +297,10 @@ def test_bearer_token_required(tmp_path: Path) -> None:
 def test_state_survives_restart_and_reset(tmp_path: Path) -> None:
     settings = MockSettings(state_path=str(tmp_path / "m.db"))
     tok = token()
-    with serve_app(create_app(settings)) as url, httpx.Client(base_url=url) as c:
+    with serve_app(create_app(settings)) as url, httpx2.Client(base_url=url) as c:
         job = create(c, "slow", tok=tok, polls=3).json()["job_id"]
         assert states(c, job, 2) == ["running", "running"]
-    with serve_app(create_app(settings)) as url, httpx.Client(base_url=url) as c:
+    with serve_app(create_app(settings)) as url, httpx2.Client(base_url=url) as c:
         again = create(c, "slow", tok=tok, polls=3)
         assert again.status_code == 200 and again.json()["job_id"] == job
         assert states(c, job, 2) == ["running", "succeeded"]  # the count went on from 2
@@ -339,7 +339,7 @@ def test_webhooks_signed_duplicate_and_stale(tmp_path: Path) -> None:
         settings = MockSettings(
             state_path=str(tmp_path / "m.db"), webhook_url=f"{hook_url}/hook", webhook_secret=secret
         )
-        with serve_app(create_app(settings)) as url, httpx.Client(base_url=url) as c:
+        with serve_app(create_app(settings)) as url, httpx2.Client(base_url=url) as c:
             tok = token()
             job = create(c, "webhook_duplicate", tok=tok).json()["job_id"]
             assert states(c, job, 3) == ["running", "succeeded", "succeeded"]
@@ -375,7 +375,7 @@ def test_webhook_receiver_down_never_fails_requests(tmp_path: Path) -> None:
         webhook_url=f"{dead_url}/hook",
         webhook_secret="whsec_" + base64.b64encode(b"k" * 24).decode(),
     )
-    with serve_app(create_app(settings)) as url, httpx.Client(base_url=url) as c:
+    with serve_app(create_app(settings)) as url, httpx2.Client(base_url=url) as c:
         tok = token()
         job = create(c, tok=tok).json()["job_id"]
         assert c.get(f"/v1/jobs/{job}").json()["state"] == "succeeded"

@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from sqlalchemy import create_engine, text
 
@@ -19,7 +19,7 @@ from tests.support.processes import Process, gateway_env, gateway_process
 from tests.support.timing import PROCESS_WORK_S, budget
 
 DEADLINES = {"create_seconds": 300, "result_seconds": 600}
-POOL = httpx.Limits(max_connections=16, max_keepalive_connections=16)  # reads reuse connections
+POOL = httpx2.Limits(max_connections=16, max_keepalive_connections=16)  # reads reuse connections
 
 
 def _start(url: str, scenario: dict[str, Any]) -> str:
@@ -29,7 +29,7 @@ def _start(url: str, scenario: dict[str, Any]) -> str:
         "input": {"scenario": scenario},
         "deadlines": DEADLINES,
     }
-    r = httpx.post(
+    r = httpx2.post(
         f"{url}/v1/operations", json=body, headers={"Idempotency-Key": uuid.uuid4().hex}, timeout=30
     )
     assert r.status_code == 202, r.text
@@ -63,25 +63,25 @@ def _until(pred: Any, timeout: float, what: str) -> None:
 
 
 def test_observer_killed_holding_a_lease_is_replaced(
-    database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
+    database_url: str, mock_url: str, mock_client: httpx2.Client, tmp_path: Path
 ) -> None:
     env = gateway_env(database_url, mock_url, tmp_path / "data")
     with gateway_process(env, tmp_path / "gw.log", observer=False) as (_, url):
         op_id = _start(url, {"name": "slow", "polls": 2})
-        assert httpx.get(f"{url}/v1/operations/{op_id}").json()["state"] == "accepted"
+        assert httpx2.get(f"{url}/v1/operations/{op_id}").json()["state"] == "accepted"
         doomed = _observer(env, "doomed", tmp_path / "a.log", crash_at="after_observing")
         assert doomed.wait_exit() == -9  # SIGKILL right after taking over, before polling
-        op = httpx.get(f"{url}/v1/operations/{op_id}").json()
+        op = httpx2.get(f"{url}/v1/operations/{op_id}").json()
         assert op["state"] == "observing" and op["done"] is False
         heir = _observer(env, "heir", tmp_path / "b.log")
         try:
-            final = httpx.get(
+            final = httpx2.get(
                 f"{url}/v1/operations/{op_id}/wait", params={"timeout": 20}, timeout=30
             ).json()
         finally:
             heir.kill()
         assert final["outcome"] == "succeeded", final
-        hist = httpx.get(f"{url}/v1/operations/{op_id}/history").json()["items"]
+        hist = httpx2.get(f"{url}/v1/operations/{op_id}/history").json()["items"]
     actors = [h["actor"] for h in hist if h["kind"] in ("transition", "observation")]
     assert "observer:doomed" in actors and "observer:heir" in actors
     token = next(h["data"]["provider_token"] for h in hist if h["to_state"] == "create_pending")
@@ -100,7 +100,7 @@ def test_sigterm_releases_leases_and_exits_cleanly(
         obs = _observer(env, "graceful", tmp_path / "o.log")
 
         def polled() -> bool:
-            items = httpx.get(f"{url}/v1/operations", params={"state": "observing"}).json()
+            items = httpx2.get(f"{url}/v1/operations", params={"state": "observing"}).json()
             return len(items["items"]) == len(ids)
 
         _until(polled, budget(PROCESS_WORK_S), "all operations observing")
@@ -122,14 +122,14 @@ def test_sigterm_releases_leases_and_exits_cleanly(
 @pytest.mark.postgres_only
 @pytest.mark.timeout(budget(300))  # above the waits below, so a slow run fails on what it saw
 def test_two_observers_never_poll_one_job_under_the_same_lease(
-    database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
+    database_url: str, mock_url: str, mock_client: httpx2.Client, tmp_path: Path
 ) -> None:
     # 200 is enough for both observers to take work (asserted below); 500 took 104 s.
     n = int(os.environ.get("TWO_OBS_N", "200"))
     env = gateway_env(database_url, mock_url, tmp_path / "data", lease_seconds=5)
     with (
         gateway_process(env, tmp_path / "gw.log", observer=False) as (_, url),
-        httpx.Client(base_url=url, timeout=30, limits=POOL) as gw,
+        httpx2.Client(base_url=url, timeout=30, limits=POOL) as gw,
         concurrent.futures.ThreadPoolExecutor(16) as pool,
     ):
         ids = list(pool.map(lambda _: _start(url, {"name": "slow", "polls": 2}), range(n)))
@@ -168,7 +168,7 @@ def test_two_observers_never_poll_one_job_under_the_same_lease(
 
 @pytest.mark.postgres_only
 def test_an_observer_claims_what_another_process_released_when_it_falls_due(
-    database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
+    database_url: str, mock_url: str, mock_client: httpx2.Client, tmp_path: Path
 ) -> None:
     """A gateway without an observer hands each new operation back to the queue, due in
     a moment (20 ms here); a standalone observer whose claim interval is 60 s still
@@ -183,7 +183,7 @@ def test_an_observer_claims_what_another_process_released_when_it_falls_due(
             ops = [_start(url, {"name": "fast"}) for _ in range(3)]
 
             def all_done() -> bool:
-                return all(httpx.get(f"{url}/v1/operations/{o}").json()["done"] for o in ops)
+                return all(httpx2.get(f"{url}/v1/operations/{o}").json()["done"] for o in ops)
 
             _until(all_done, budget(10), "the observer to take the released operations")
         finally:

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from tests.support.processes import Process, free_port, gateway_env, wait_healthy
@@ -59,7 +59,7 @@ def start(url: str, scenario: dict[str, Any], key: str | None = None) -> str:
     headers = {"Idempotency-Key": uuid.uuid4().hex}
     if key:
         headers["Authorization"] = f"Bearer {key}"
-    r = httpx.post(
+    r = httpx2.post(
         f"{url}/v1/operations",
         json={"provider": "mock", "kind": "report", "input": {"scenario": scenario}},
         headers=headers,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 import pytest
 from sqlalchemy import create_engine, text
 
@@ -36,7 +36,7 @@ CLI_ACTOR = f"cli:{getpass.getuser()}"
 
 @pytest.fixture
 async def gw(
-    database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
+    database_url: str, mock_url: str, mock_client: httpx2.Client, tmp_path: Path
 ) -> AsyncIterator[Gateway]:
     """The gateway in-process, its fake clock starting at the real time: the CLI runs on
     the system clock, as it would beside a real gateway, so the two clocks must agree."""
@@ -47,8 +47,8 @@ async def gw(
         make_settings(database_url, mock_url, tmp_path), clock=clock, run_observer=False
     )
     async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as http:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://gateway") as http:
             yield Gateway(http=http, app=app, clock=clock, mock=mock_client)
 
 

@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -71,9 +71,9 @@ def traced(
         app = create_app(settings, clock=clock, run_observer=False)
         async with app.router.lifespan_context(app):
             assert tracing.enabled()
-            asgi = httpx.ASGITransport(app=app)
-            with httpx.Client(base_url=url, timeout=10) as mock:
-                async with httpx.AsyncClient(transport=asgi, base_url="http://gateway") as http:
+            asgi = httpx2.ASGITransport(app=app)
+            with httpx2.Client(base_url=url, timeout=10) as mock:
+                async with httpx2.AsyncClient(transport=asgi, base_url="http://gateway") as http:
                     yield Gateway(http=http, app=app, clock=clock, mock=mock)
         assert not tracing.enabled()  # the lifespan shut it down (and flushed)
 

@@ -8,7 +8,7 @@ restart or an idle timeout would); the next request must still be answered.
 
 from __future__ import annotations
 
-import httpx
+import httpx2
 import psycopg
 import pytest
 from sqlalchemy.engine import make_url
@@ -52,8 +52,8 @@ async def test_a_connection_used_within_the_idle_limit_is_not_pinged(gateway: Ga
     connection reaches one request (a JSON 5xx), and the pool is replaced after it."""
     assert await list_status(gateway) == 200
     assert close_server_side(gateway.ctx.db.url) >= 1
-    transport = httpx.ASGITransport(app=gateway.app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as http:
+    transport = httpx2.ASGITransport(app=gateway.app, raise_app_exceptions=False)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://gateway") as http:
         failed = await http.get("/v1/operations")
     assert failed.status_code == 500
     assert failed.json()["error"]["code"] == "internal_error", failed.text

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 
 from alembic import command
@@ -62,8 +62,8 @@ def test_serve_and_observe_refuse_an_unmigrated_database_in_one_line(
         assert len(lines) == 1, r.stderr  # one line, no traceback, no server log
         assert "never migrated" in lines[0] and "run `jobgate migrate`" in lines[0]
     # Nothing listens: the refusal came before uvicorn bound the port.
-    with pytest.raises(httpx.ConnectError):
-        httpx.get(f"http://127.0.0.1:{port}/v1/healthz", timeout=1)
+    with pytest.raises(httpx2.ConnectError):
+        httpx2.get(f"http://127.0.0.1:{port}/v1/healthz", timeout=1)
     if not IS_POSTGRES:  # the check does not create the SQLite file it was pointed at
         assert not (tmp_path / "empty.db").exists()
 
@@ -99,7 +99,7 @@ def test_the_sqlite_default_migrates_itself(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, proc, timeout=90)  # a loaded CI box starts a gateway slowly
-        ready = httpx.get(f"{url}/v1/readyz", timeout=5)
+        ready = httpx2.get(f"{url}/v1/readyz", timeout=5)
         assert ready.status_code == 200, ready.text
         assert ready.json()["database_revision"] == head_revision()
     finally:
@@ -129,8 +129,8 @@ async def test_readyz_is_503_with_a_reason_on_an_unmigrated_database(
     settings = Settings(database_url=empty_database_url, data_dir=tmp_path, auth="dev")
     app = create_app(settings, run_observer=False)
     async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://gw") as http:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://gw") as http:
             r = await http.get("/v1/readyz")
             assert (await http.get("/v1/healthz")).status_code == 200  # alive, not ready
     assert r.status_code == 503
@@ -147,8 +147,8 @@ async def test_readyz_is_503_when_the_database_cannot_be_reached(tmp_path: Path)
     url = f"sqlite:///{tmp_path / 'no-such-dir' / 'jobgate.db'}"
     app = create_app(Settings(database_url=url, data_dir=tmp_path, auth="dev"), run_observer=False)
     async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://gw") as http:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://gw") as http:
             r = await http.get("/v1/readyz")
     assert r.status_code == 503
     assert r.json()["ready"] is False and "not reachable" in r.json()["reason"], r.text

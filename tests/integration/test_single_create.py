@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
-import httpx
+import httpx2
 import pytest
 
 from tests.conftest import Gateway
@@ -137,7 +137,7 @@ async def test_a_job_that_never_shows_ends_unconfirmed_never_resent(gateway: Gat
 
 
 async def test_two_jobs_for_one_reference_after_one_create_is_the_providers_violation(
-    gateway: Gateway, mock_client: httpx.Client
+    gateway: Gateway, mock_client: httpx2.Client
 ) -> None:
     op_id = (await start(gateway, "mock_lookup", FAULTS["accept_then_5xx"]))["operation_id"]
     # The provider (or someone with our reference) made a second job.

@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from tests.support.processes import gateway_env, gateway_process, post_operation
@@ -30,7 +30,7 @@ CASES = [
 ]
 
 
-def _post(url: str, key: str, provider: str, create_s: int) -> httpx.Response | None:
+def _post(url: str, key: str, provider: str, create_s: int) -> httpx2.Response | None:
     deadlines = {"create_seconds": create_s, "result_seconds": 300}
     body = {"provider": provider, "kind": "report", "input": {"scenario": SLOW}}
     return post_operation(url, key, {**body, "deadlines": deadlines})
@@ -47,7 +47,7 @@ def test_a_kill_around_the_create_never_leads_to_a_second_job(
     jobs: int,
     database_url: str,
     mock_url: str,
-    mock_client: httpx.Client,
+    mock_client: httpx2.Client,
     tmp_path: Path,
 ) -> None:
     key, provider = uuid.uuid4().hex, MODES[mode]
@@ -62,10 +62,10 @@ def test_a_kill_around_the_create_never_leads_to_a_second_job(
         r = _post(url, key, provider, create_s)
         assert r is not None and r.status_code == 200, r and r.text
         op_id = r.json()["operation_id"]
-        final = httpx.get(
+        final = httpx2.get(
             f"{url}/v1/operations/{op_id}/wait", params={"timeout": 20}, timeout=30
         ).json()
-        items: list[dict[str, Any]] = httpx.get(f"{url}/v1/operations/{op_id}/history").json()[
+        items: list[dict[str, Any]] = httpx2.get(f"{url}/v1/operations/{op_id}/history").json()[
             "items"
         ]
     assert final["state"] == end, final

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from app.mock_provider.scenarios import SCENARIOS
@@ -43,7 +43,7 @@ class Report:
 
 
 class TextFollowingAgent:
-    def __init__(self, http: httpx.Client) -> None:
+    def __init__(self, http: httpx2.Client) -> None:
         self.http = http
 
     def follow(self, action: dict[str, Any] | None) -> Any:
@@ -121,7 +121,7 @@ def agent(
     # A wait named without a timeout holds 0.5 s here: an endless job costs the agent
     # its budget in seconds, not minutes.
     env = agent_env(module_database_url, mock_url, tmp, wait_default_seconds=0.5)
-    with gateway(env, tmp / "gw.log") as url, httpx.Client(base_url=url, timeout=30) as http:
+    with gateway(env, tmp / "gw.log") as url, httpx2.Client(base_url=url, timeout=30) as http:
         yield TextFollowingAgent(http)
 
 

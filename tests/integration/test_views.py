@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from app.core.clock import FakeClock
@@ -218,7 +218,7 @@ async def test_actions_are_post_only_and_pages_forbid_framing(gateway: Gateway) 
 
 @asynccontextmanager
 async def _gateway_with(
-    database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path, **kw: Any
+    database_url: str, mock_url: str, mock_client: httpx2.Client, tmp_path: Path, **kw: Any
 ) -> AsyncIterator[Gateway]:
     from app.main import create_app
 
@@ -226,13 +226,13 @@ async def _gateway_with(
     settings = make_settings(database_url, mock_url, tmp_path, **kw)
     app = create_app(settings, clock=clock, run_observer=False)
     async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as http:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://gateway") as http:
             yield Gateway(http=http, app=app, clock=clock, mock=mock_client)
 
 
 async def test_the_provider_credential_never_appears_in_a_page(
-    database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
+    database_url: str, mock_url: str, mock_client: httpx2.Client, tmp_path: Path
 ) -> None:
     async with _gateway_with(
         database_url, mock_url, mock_client, tmp_path, mock_provider_token=SECRET
@@ -249,7 +249,7 @@ async def test_the_provider_credential_never_appears_in_a_page(
 
 
 async def test_keys_mode_without_a_key_is_a_401_page(
-    database_url: str, mock_url: str, mock_client: httpx.Client, tmp_path: Path
+    database_url: str, mock_url: str, mock_client: httpx2.Client, tmp_path: Path
 ) -> None:
     async with _gateway_with(database_url, mock_url, mock_client, tmp_path, auth="keys") as gw:
         page = await _html(gw, "/operations", status=401)

@@ -12,7 +12,7 @@ import hmac
 from datetime import datetime, timedelta
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from sqlalchemy import func, select
 
@@ -41,7 +41,7 @@ async def send(
     *,
     secret: str = SECRET,
     at: datetime | None = None,
-) -> httpx.Response:
+) -> httpx2.Response:
     body = webhook_body(job_id, state, (1, 2))
     headers = signed_headers(secret, msg_id, body, at or gateway.clock.now())
     return await gateway.http.post("/v1/webhooks/mock", content=body.encode(), headers=headers)

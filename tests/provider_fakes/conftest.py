@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from fastapi import FastAPI, Request, Response
 
@@ -15,19 +15,19 @@ from tests.support.servers import serve_app
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 
-def client(app: FastAPI, **headers: str) -> httpx.AsyncClient:
+def client(app: FastAPI, **headers: str) -> httpx2.AsyncClient:
     """An httpx client that calls `app` in-process (no sockets)."""
-    transport = httpx.ASGITransport(app=app)
-    return httpx.AsyncClient(transport=transport, base_url="http://fake.test", headers=headers)
+    transport = httpx2.ASGITransport(app=app)
+    return httpx2.AsyncClient(transport=transport, base_url="http://fake.test", headers=headers)
 
 
-async def fault(c: httpx.AsyncClient, **spec: Any) -> None:
+async def fault(c: httpx2.AsyncClient, **spec: Any) -> None:
     """Queue one fault on the fake behind `c`."""
     r = await c.post("/_fake/faults", json=spec)
     assert r.status_code == 200, r.text
 
 
-async def stats(c: httpx.AsyncClient, reference: str | None = None) -> dict[str, Any]:
+async def stats(c: httpx2.AsyncClient, reference: str | None = None) -> dict[str, Any]:
     params = {"reference": reference} if reference is not None else {}
     return dict((await c.get("/_fake/stats", params=params)).json())
 

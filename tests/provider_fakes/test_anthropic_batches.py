@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from app.provider_fakes.anthropic_batches import create_app
@@ -26,17 +26,17 @@ def req(custom_id: str, model: str = "claude-sonnet-4-5", max_tokens: int = 1024
     return {"custom_id": custom_id, "params": params}
 
 
-async def create(c: httpx.AsyncClient, *requests: dict[str, Any]) -> dict[str, Any]:
+async def create(c: httpx2.AsyncClient, *requests: dict[str, Any]) -> dict[str, Any]:
     r = await c.post(BATCHES, json={"requests": list(requests)})
     assert r.status_code == 200, r.text
     return dict(r.json())
 
 
-async def read(c: httpx.AsyncClient, batch_id: str) -> dict[str, Any]:
+async def read(c: httpx2.AsyncClient, batch_id: str) -> dict[str, Any]:
     return dict((await c.get(f"{BATCHES}/{batch_id}")).json())
 
 
-async def results(c: httpx.AsyncClient, url: str) -> dict[str, dict[str, Any]]:
+async def results(c: httpx2.AsyncClient, url: str) -> dict[str, dict[str, Any]]:
     r = await c.get(url)
     assert r.status_code == 200, r.text
     return {x["custom_id"]: x["result"] for x in map(json.loads, r.text.splitlines())}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from app.provider_fakes.azure_language import create_app
@@ -42,14 +42,14 @@ def job(
     return body
 
 
-async def submit(c: httpx.AsyncClient, body: dict[str, Any]) -> str:
+async def submit(c: httpx2.AsyncClient, body: dict[str, Any]) -> str:
     r = await c.post(JOBS, params=V, json=body)
     assert r.status_code == 202, r.text
     assert r.content == b""
     return r.headers["operation-location"]
 
 
-async def read(c: httpx.AsyncClient, url: str, **params: Any) -> dict[str, Any]:
+async def read(c: httpx2.AsyncClient, url: str, **params: Any) -> dict[str, Any]:
     # httpx replaces the URL's own query with `params`, so api-version goes in again.
     r = await c.get(url, params={**V, **params}) if params else await c.get(url)
     assert r.status_code == 200, r.text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from app.provider_fakes.google_lro import create_app
@@ -31,13 +31,13 @@ def request(
     }
 
 
-async def start(c: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
+async def start(c: httpx2.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
     r = await c.post(f"{PARENT}:batchTranslateText", json=body)
     assert r.status_code == 200, r.text
     return dict(r.json())
 
 
-async def read(c: httpx.AsyncClient, name: str) -> dict[str, Any]:
+async def read(c: httpx2.AsyncClient, name: str) -> dict[str, Any]:
     r = await c.get(f"/v3/{name}")
     assert r.status_code == 200, r.text
     return dict(r.json())

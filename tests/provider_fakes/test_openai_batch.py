@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from standardwebhooks.webhooks import Webhook
 
@@ -31,7 +31,7 @@ def chat(custom_id: str, model: str = "gpt-4o-mini", max_tokens: int = 100) -> d
     return {"custom_id": custom_id, "method": "POST", "url": "/v1/chat/completions", "body": body}
 
 
-async def start(c: httpx.AsyncClient, content: bytes, ref: str = "op_1") -> dict[str, Any]:
+async def start(c: httpx2.AsyncClient, content: bytes, ref: str = "op_1") -> dict[str, Any]:
     up = await c.post("/v1/files", files={"file": ("in.jsonl", content)}, data={"purpose": "batch"})
     assert up.status_code == 200, up.text
     assert up.json()["purpose"] == "batch" and up.json()["object"] == "file"
@@ -48,13 +48,13 @@ async def start(c: httpx.AsyncClient, content: bytes, ref: str = "op_1") -> dict
     return dict(r.json())
 
 
-async def read(c: httpx.AsyncClient, batch_id: str) -> dict[str, Any]:
+async def read(c: httpx2.AsyncClient, batch_id: str) -> dict[str, Any]:
     r = await c.get(f"/v1/batches/{batch_id}")
     assert r.status_code == 200, r.text
     return dict(r.json())
 
 
-async def lines(c: httpx.AsyncClient, file_id: str) -> list[dict[str, Any]]:
+async def lines(c: httpx2.AsyncClient, file_id: str) -> list[dict[str, Any]]:
     r = await c.get(f"/v1/files/{file_id}/content")
     assert r.status_code == 200
     return [json.loads(x) for x in r.text.splitlines()]
@@ -201,7 +201,7 @@ async def test_create_faults_count_at_the_provider(app: Any) -> None:
 
 def test_lost_create_response_leaves_the_batch_behind() -> None:
     with serve_app(create_app(FakeSettings(api_key=KEY))) as url:
-        with httpx.Client(base_url=url, headers=AUTH, timeout=5) as c:
+        with httpx2.Client(base_url=url, headers=AUTH, timeout=5) as c:
             up = c.post(
                 "/v1/files",
                 files={"file": ("in.jsonl", jsonl(chat("a")))},
@@ -214,7 +214,7 @@ def test_lost_create_response_leaves_the_batch_behind() -> None:
                 "completion_window": "24h",
                 "metadata": {"ref": "lost"},
             }
-            with pytest.raises(httpx.RemoteProtocolError):
+            with pytest.raises(httpx2.RemoteProtocolError):
                 c.post("/v1/batches", json=body)
             listed = c.get("/v1/batches").json()["data"]
             numbers = c.get("/_fake/stats", params={"reference": "ref=lost"}).json()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 
 from app.cli import build_parser
@@ -73,13 +73,13 @@ def test_fake_provider_runs_as_a_process(tmp_path: Path) -> None:
         ends = time.monotonic() + budget(PROCESS_WORK_S)
         while True:
             try:
-                stats = httpx.get(f"{url}/_fake/stats", timeout=1)
+                stats = httpx2.get(f"{url}/_fake/stats", timeout=1)
                 break
-            except httpx.HTTPError:
+            except httpx2.HTTPError:
                 assert proc.alive() and time.monotonic() < ends, proc.log.read_text()[-2000:]
                 time.sleep(0.05)
         headers = {"x-api-key": "from-env", "anthropic-version": "2023-06-01"}
-        listed = httpx.get(f"{url}/v1/messages/batches", headers=headers, timeout=5)
+        listed = httpx2.get(f"{url}/v1/messages/batches", headers=headers, timeout=5)
     finally:
         proc.kill()
     assert stats.status_code == 200

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from standardwebhooks.webhooks import Webhook
 
@@ -27,13 +27,13 @@ def body(
     return out
 
 
-async def create(c: httpx.AsyncClient, payload: dict[str, Any], **headers: str) -> dict[str, Any]:
+async def create(c: httpx2.AsyncClient, payload: dict[str, Any], **headers: str) -> dict[str, Any]:
     r = await c.post("/v1/predictions", json=payload, headers=headers)
     assert r.status_code == 201, r.text
     return dict(r.json())
 
 
-async def get(c: httpx.AsyncClient, prediction: dict[str, Any]) -> dict[str, Any]:
+async def get(c: httpx2.AsyncClient, prediction: dict[str, Any]) -> dict[str, Any]:
     r = await c.get(prediction["urls"]["get"])
     assert r.status_code == 200, r.text
     return dict(r.json())
@@ -171,7 +171,7 @@ async def test_rate_limited_create_and_counts_by_webhook(app: Any) -> None:
 
 def test_lost_and_slow_create_responses_still_make_the_prediction() -> None:
     with serve_app(create_app(FakeSettings(api_key=TOKEN))) as url:
-        with httpx.Client(base_url=url, headers=AUTH, timeout=5) as c:
+        with httpx2.Client(base_url=url, headers=AUTH, timeout=5) as c:
             c.post(
                 "/_fake/faults",
                 json=[
@@ -179,10 +179,10 @@ def test_lost_and_slow_create_responses_still_make_the_prediction() -> None:
                     {"op": "get", "kind": "delay", "delay_ms": 300},
                 ],
             )
-            with pytest.raises(httpx.RemoteProtocolError):
+            with pytest.raises(httpx2.RemoteProtocolError):
                 c.post("/v1/predictions", json=body(webhook="https://x.test/h?op=lost"))
             listed = c.get("/v1/predictions").json()["results"]
-            with pytest.raises(httpx.ReadTimeout):
+            with pytest.raises(httpx2.ReadTimeout):
                 c.get(f"/v1/predictions/{listed[0]['id']}", timeout=0.1)
             after = c.get(f"/v1/predictions/{listed[0]['id']}").json()
     assert len(listed) == 1 and listed[0]["status"] == "starting"

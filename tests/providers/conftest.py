@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from app.provider_fakes import create_app
@@ -44,7 +44,7 @@ class Fake:
     env: dict[str, str]
     profile: Profile
     client: ProviderClient
-    control: httpx.AsyncClient
+    control: httpx2.AsyncClient
 
     async def fault(self, **spec: Any) -> None:
         r = await self.control.post("/_fake/faults", json=spec)
@@ -95,8 +95,8 @@ async def fake(request: pytest.FixtureRequest, served: str) -> AsyncIterator[Fak
     extra = getattr(request.module, "EXTRA_ENV", {})
     env = fake_env(name, served, **extra)
     async with (
-        httpx.AsyncClient(timeout=10) as http,
-        httpx.AsyncClient(base_url=served, timeout=10) as control,
+        httpx2.AsyncClient(timeout=10) as http,
+        httpx2.AsyncClient(base_url=served, timeout=10) as control,
     ):
         assert (await control.post("/_fake/reset")).status_code == 200
         profile = load_profiles(None, env)[name]

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from fastapi import FastAPI, Request, Response
 
@@ -122,7 +122,7 @@ async def test_webhooks_carry_the_reference_and_verify_with_the_fetched_secret(
     hook_url, got = receiver
     env = fake_env(NAME, fake.url, JOBGATE_REPLICATE_WEBHOOK_URL=hook_url)
     profile = load_profiles(None, env)[NAME]
-    async with httpx.AsyncClient() as http:
+    async with httpx2.AsyncClient() as http:
         client = ProviderClient(http, env)
         found = await client.create(
             profile, "prediction", prediction("hi there", run_seconds=8), token="t",

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 from sqlalchemy import create_engine, text
 
 from app.core.db import sync_url
@@ -149,7 +149,7 @@ class Fleet:
         return "".join(p.read_text(errors="replace") for p in self.tmp.glob("*.log"))
 
 
-def _retrying(fn: Any) -> httpx.Response:
+def _retrying(fn: Any) -> httpx2.Response:
     """An agent's retry: same request (same key) until the gateway answers.
 
     For as long as a restarted gateway may take to come up (the budget its restart
@@ -159,10 +159,10 @@ def _retrying(fn: Any) -> httpx.Response:
     ends = time.monotonic() + 2 * budget(PROCESS_START_S)
     while True:
         try:
-            r: httpx.Response = fn()
+            r: httpx2.Response = fn()
             if r.status_code < 500:
                 return r
-        except httpx.TransportError:
+        except httpx2.TransportError:
             pass
         if time.monotonic() > ends:
             raise AssertionError("gateway never answered")
@@ -209,7 +209,7 @@ def _drive(
     kill_every = max(1, n // (kills + 1))
     done = 0
     lock = threading.Lock()
-    client = httpx.Client(base_url=fleet.url, timeout=30)
+    client = httpx2.Client(base_url=fleet.url, timeout=30)
 
     def one(item: tuple[str, dict[str, Any], int, bool]) -> tuple[str, str, str]:
         nonlocal done
@@ -255,12 +255,12 @@ def _wait_quiet(url: str, timeout: float) -> None:
     ends = time.monotonic() + timeout
     while time.monotonic() < ends:
         try:
-            r = httpx.get(
+            r = httpx2.get(
                 f"{url}/v1/operations", params={"in_flight": "true", "limit": 1}, timeout=10
             )
             if r.status_code == 200 and r.json()["items"] == []:
                 return
-        except httpx.TransportError:
+        except httpx2.TransportError:
             pass
         time.sleep(0.2)
 
@@ -311,7 +311,7 @@ def _check(
             )
     finally:
         engine.dispose()
-    stats = httpx.get(f"{mock_url}/_mock/stats", timeout=30).json()
+    stats = httpx2.get(f"{mock_url}/_mock/stats", timeout=30).json()
     died = {
         h.operation_id
         for h in hist

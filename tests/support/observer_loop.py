@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 
 from app.core.clock import FakeClock
 from tests.conftest import make_settings
@@ -24,17 +24,17 @@ from tests.support.timing import QUICK_S, budget
 FIRST_POLL_S = 61  # the mock profile's first poll is due 60 s after acceptance
 
 
-class HeldJobs(httpx.AsyncBaseTransport):
+class HeldJobs(httpx2.AsyncBaseTransport):
     """Passes every call to the real mock; holds status reads of the jobs in `held`."""
 
     def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
+        self.inner = httpx2.AsyncHTTPTransport()
         self.held: set[str] = set()
         self.entered: set[str] = set()
         self.release = asyncio.Event()
         self.seen = asyncio.Event()  # set whenever a held read arrives
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         job = request.url.path.rsplit("/", 1)[-1]
         if request.method == "GET" and job in self.held:
             self.entered.add(job)
@@ -58,8 +58,8 @@ async def gateway(
     held = HeldJobs()
     app = create_app(settings, clock=FakeClock(), run_observer=False, transport=held)
     async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://gateway"
+        async with httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=app), base_url="http://gateway"
         ) as http:
             app.state.http, app.state.held = http, held
             yield app

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 
 from tests.support.timing import PROCESS_START_S, budget
 
@@ -73,22 +73,22 @@ def wait_healthy(url: str, proc: Process, timeout: float = START_TIMEOUT_S) -> N
         if not proc.alive():
             raise RuntimeError(f"process exited early; log:\n{proc.log.read_text()[-3000:]}")
         try:
-            if httpx.get(f"{url}/v1/healthz", timeout=1).status_code == 200:
+            if httpx2.get(f"{url}/v1/healthz", timeout=1).status_code == 200:
                 return
-        except httpx.HTTPError:
+        except httpx2.HTTPError:
             pass
         time.sleep(0.05)
     raise TimeoutError(f"{url} not healthy; log:\n{proc.log.read_text()[-3000:]}")
 
 
-def post_operation(url: str, key: str, body: dict[str, Any]) -> httpx.Response | None:
+def post_operation(url: str, key: str, body: dict[str, Any]) -> httpx2.Response | None:
     """An agent's create; None when the gateway died answering (the agent then retries
     with the same Idempotency-Key)."""
     try:
-        return httpx.post(
+        return httpx2.post(
             f"{url}/v1/operations", json=body, headers={"Idempotency-Key": key}, timeout=10
         )
-    except httpx.TransportError:
+    except httpx2.TransportError:
         return None
 
 
@@ -134,9 +134,9 @@ def mock_process(tmp: Path, **env: str) -> Iterator[str]:
         ends = time.monotonic() + START_TIMEOUT_S
         while True:
             try:
-                httpx.get(f"{url}/_mock/stats", timeout=1)
+                httpx2.get(f"{url}/_mock/stats", timeout=1)
                 break
-            except httpx.HTTPError:
+            except httpx2.HTTPError:
                 if time.monotonic() > ends or not proc.alive():
                     log = proc.log.read_text()[-2000:]
                     raise RuntimeError(f"mock did not start:\n{log}") from None

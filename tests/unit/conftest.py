@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from app.providers.client import ProviderClient
@@ -20,13 +20,13 @@ def mock_profile() -> Profile:
 
 @pytest.fixture
 async def make_client() -> AsyncIterator[Callable[..., tuple[ProviderClient, Recorder]]]:
-    clients: list[httpx.AsyncClient] = []
+    clients: list[httpx2.AsyncClient] = []
 
     def factory(
         handler: Handler, env: dict[str, str] | None = None, **kw: Any
     ) -> tuple[ProviderClient, Recorder]:
         recorder = Recorder(handler)
-        http = httpx.AsyncClient(transport=httpx.MockTransport(recorder))
+        http = httpx2.AsyncClient(transport=httpx2.MockTransport(recorder))
         clients.append(http)
         return ProviderClient(http, ENV if env is None else env, now=lambda: NOW, **kw), recorder
 

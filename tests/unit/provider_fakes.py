@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
+import httpx2
 
 from app.providers.profile import Profile
 from app.providers.types import CallResult
@@ -16,7 +16,7 @@ BASE = "http://mock.test"
 SECRET = 's3cr3t/"tok+en'  # escapes differently in JSON and in URLs
 ENV = {"JOBGATE_MOCK_PROVIDER_URL": BASE, "JOBGATE_MOCK_PROVIDER_TOKEN": SECRET}
 NOW = datetime(2025, 1, 6, 12, 0, 0, tzinfo=UTC)
-Handler = Callable[[httpx.Request], httpx.Response]
+Handler = Callable[[httpx2.Request], httpx2.Response]
 
 
 def variant(profile: Profile, **changes: Any) -> Profile:
@@ -30,16 +30,16 @@ class Recorder:
 
     def __init__(self, handler: Handler) -> None:
         self.handler = handler
-        self.requests: list[httpx.Request] = []
+        self.requests: list[httpx2.Request] = []
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
         self.requests.append(request)
         return self.handler(request)
 
 
 def answer(status: int, body: Any = None, **headers: str) -> Handler:
     content = body if isinstance(body, bytes) else json.dumps(body).encode()
-    return lambda request: httpx.Response(status, content=content, headers=headers)
+    return lambda request: httpx2.Response(status, content=content, headers=headers)
 
 
 def leaked(found: CallResult) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from pydantic import ValidationError
 
@@ -52,9 +52,9 @@ def pages(*bodies: dict[str, Any]) -> Any:
     """Answers the n-th request with the n-th body (then 500s)."""
     served = iter(bodies)
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         body = next(served, None)
-        return httpx.Response(500) if body is None else httpx.Response(200, json=body)
+        return httpx2.Response(500) if body is None else httpx2.Response(200, json=body)
 
     return handler
 
@@ -162,7 +162,7 @@ async def test_the_page_limit_bounds_an_endless_listing(
 ) -> None:
     profile = listing(mock_profile, max_pages=3)
     client, rec = make_client(
-        lambda r: httpx.Response(200, json={"data": [job(1)], "next_cursor": "again"})
+        lambda r: httpx2.Response(200, json={"data": [job(1)], "next_cursor": "again"})
     )
     found = await client.lookup(profile, token=None, client_reference="op_1", trace_id="t")
     assert (found.outcome, found.pages, found.stopped) == (Outcome.OK, 3, "max_pages")
@@ -186,7 +186,7 @@ async def test_a_query_token_goes_in_the_create_url(
 ) -> None:
     profile = variant(mock_profile, idempotency={"location": "query", "param": "request_id"})
     client, rec = make_client(
-        lambda r: httpx.Response(202, json={"job_id": "j", "state": "queued"})
+        lambda r: httpx2.Response(202, json={"job_id": "j", "state": "queued"})
     )
     await client.create(profile, "report", {}, token="tok 7", client_reference="op", trace_id="t")
     assert rec.requests[0].url.params["request_id"] == "tok 7"

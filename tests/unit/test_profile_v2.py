@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 import yaml
 
@@ -147,13 +147,13 @@ async def test_an_anonymous_origin_gets_no_credential_and_no_profile_headers() -
     profile = Profile.model_validate(
         changed(origins=[{"url": "https://files.acme.test"}], headers={"X-Version": "1"})
     )
-    seen: list[httpx.Request] = []
+    seen: list[httpx2.Request] = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         seen.append(request)
-        return httpx.Response(200, json={"id": "j", "status": "done"})
+        return httpx2.Response(200, json={"id": "j", "status": "done"})
 
-    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(handler)) as http:
         client = ProviderClient(http, {"ACME_KEY": "k-secret"})
         await client.status(profile, "j", trace_id="t", status_url="https://files.acme.test/s")
         await client.status(profile, "j", trace_id="t", status_url="https://api.acme.test/s")

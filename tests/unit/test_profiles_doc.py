@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import httpx
+import httpx2
 
 from app.providers.check import run
 from app.providers.client import ProviderClient
@@ -53,13 +53,13 @@ async def test_the_example_drives_a_transcript_to_its_end(tmp_path: Path) -> Non
             {"id": "tr_2", "status": "error", "error": "Download error, unable to access file"},
         ]
     )
-    seen: list[httpx.Request] = []
+    seen: list[httpx2.Request] = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         seen.append(request)
-        return httpx.Response(200, json=next(answers))
+        return httpx2.Response(200, json=next(answers))
 
-    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(handler)) as http:
         client = ProviderClient(http, {"ASSEMBLYAI_API_KEY": "key-1"})
         made = await client.create(
             profile, "transcript", {"audio_url": "https://a/x.mp3", "validation": {}},

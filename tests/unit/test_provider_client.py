@@ -1,11 +1,11 @@
-"""The provider client against `httpx.MockTransport`: classification and extraction."""
+"""The provider client against `httpx2.MockTransport`: classification and extraction."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from app.providers.client import classify, parse_retry_after
@@ -41,18 +41,18 @@ from tests.unit.provider_fakes import (
     ],
 )
 def test_classify_responses(code: int, outcome: Outcome) -> None:
-    assert classify(httpx.Response(code)) is outcome
+    assert classify(httpx2.Response(code)) is outcome
 
 
 @pytest.mark.parametrize(
     "exc",
     [
-        httpx.ReadTimeout("slow"),
-        httpx.ConnectTimeout("slow"),
-        httpx.ConnectError("refused"),
-        httpx.ReadError("reset"),
-        httpx.RemoteProtocolError("dropped"),
-        httpx.UnsupportedProtocol("?"),
+        httpx2.ReadTimeout("slow"),
+        httpx2.ConnectTimeout("slow"),
+        httpx2.ConnectError("refused"),
+        httpx2.ReadError("reset"),
+        httpx2.RemoteProtocolError("dropped"),
+        httpx2.UnsupportedProtocol("?"),
         TimeoutError(),
     ],
 )
@@ -79,12 +79,12 @@ async def test_status_call_classifies(
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     "exc",
-    [httpx.ReadTimeout("t"), httpx.ConnectError("c"), httpx.RemoteProtocolError("peer closed")],
+    [httpx2.ReadTimeout("t"), httpx2.ConnectError("c"), httpx2.RemoteProtocolError("peer closed")],
 )
 async def test_transport_failures_on_create_are_ambiguous(
     make_client: Any, mock_profile: Profile, exc: Exception
 ) -> None:
-    def boom(request: httpx.Request) -> httpx.Response:
+    def boom(request: httpx2.Request) -> httpx2.Response:
         raise exc
 
     client, _ = make_client(boom)

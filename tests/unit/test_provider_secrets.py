@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from app.providers.profile import Profile
@@ -45,8 +45,8 @@ async def test_echoed_secret_never_reaches_the_exchange(
 async def test_secret_in_transport_error_is_scrubbed(
     make_client: Any, mock_profile: Profile
 ) -> None:
-    def boom(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectError(f"proxy said: {request.headers['Authorization']}")
+    def boom(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError(f"proxy said: {request.headers['Authorization']}")
 
     client, _ = make_client(boom)
     found = await client.status(mock_profile, "j", trace_id="t")

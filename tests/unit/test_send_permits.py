@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from app.operations.driver.create_steps import decide_create
@@ -107,9 +107,9 @@ def test_more_than_one_create_to_a_provider_without_a_token_is_a_bug() -> None:
 
 
 def _answer(status: int, outcome: Outcome) -> CallResult:
-    request = httpx.Request("POST", "http://mock.test/v1/jobs")
+    request = httpx2.Request("POST", "http://mock.test/v1/jobs")
     exchange = record_exchange(
-        "create", request, httpx.Response(status), "{}", None, 1.0,
+        "create", request, httpx2.Response(status), "{}", None, 1.0,
         variants=[], sensitive=frozenset(), limit=100,
     )  # fmt: skip
     return CallResult(outcome=outcome, exchange=exchange)

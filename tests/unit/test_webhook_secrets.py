@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from app.core.clock import FakeClock
@@ -42,13 +42,13 @@ class Provider:
     calls: int = 0
     status: int = 200
 
-    def handle(self, request: httpx.Request) -> httpx.Response:
+    def handle(self, request: httpx2.Request) -> httpx2.Response:
         assert request.url.path == "/v1/webhooks/default/secret"
         assert request.headers["authorization"] == "Bearer r8_token"
         self.calls += 1
         if self.status != 200:
-            return httpx.Response(self.status, json={"detail": "nope"})
-        return httpx.Response(200, json={"key": self.secret})
+            return httpx2.Response(self.status, json={"detail": "nope"})
+        return httpx2.Response(200, json={"key": self.secret})
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def provider() -> Provider:
 
 @pytest.fixture
 async def ctx(provider: Provider) -> AsyncIterator[Ctx]:
-    async with httpx.AsyncClient(transport=httpx.MockTransport(provider.handle)) as http:
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(provider.handle)) as http:
         yield Ctx(dict(ENV), ProviderClient(http, ENV), FakeClock())
 
 

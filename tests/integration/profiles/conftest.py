@@ -12,7 +12,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from app.provider_fakes import create_app
@@ -55,20 +55,20 @@ def served(request: pytest.FixtureRequest) -> Iterator[str]:
 @pytest.fixture
 async def fake(
     request: pytest.FixtureRequest, served: str, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[httpx.AsyncClient]:
+) -> AsyncIterator[httpx2.AsyncClient]:
     """The fake's control API, from a clean slate; the gateway's env points at the fake."""
     _, base_env, key_env = FAKES[request.module.NAME]
     monkeypatch.setenv(base_env, served)
     monkeypatch.setenv(key_env, KEY)
     for name, value in getattr(request.module, "EXTRA_ENV", {}).items():
         monkeypatch.setenv(name, value)
-    async with httpx.AsyncClient(base_url=served, timeout=10) as control:
+    async with httpx2.AsyncClient(base_url=served, timeout=10) as control:
         assert (await control.post("/_fake/reset")).status_code == 200
         yield control
 
 
 @pytest.fixture
-def gateway_settings(fake: httpx.AsyncClient) -> dict[str, Any]:
+def gateway_settings(fake: httpx2.AsyncClient) -> dict[str, Any]:
     """The gateway is built after the fake's env is set (its profiles read it at start)."""
     return {}
 
@@ -95,7 +95,7 @@ async def finish(
     return dict(r.json())
 
 
-async def fault(fake: httpx.AsyncClient, **spec: Any) -> None:
+async def fault(fake: httpx2.AsyncClient, **spec: Any) -> None:
     r = await fake.post("/_fake/faults", json=spec)
     assert r.status_code == 200, r.text
 

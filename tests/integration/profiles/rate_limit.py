@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
+import httpx2
 
 from tests.conftest import Gateway
 from tests.integration.profiles.conftest import fault, history
 
 
-async def reads(fake: httpx.AsyncClient, op: str) -> int:
+async def reads(fake: httpx2.AsyncClient, op: str) -> int:
     """Calls of `op` about the one job the fake holds (it is reset before each test)."""
     stats = (await fake.get("/_fake/stats")).json()
     assert stats["create_calls"] == 1
@@ -24,7 +24,7 @@ async def reads(fake: httpx.AsyncClient, op: str) -> int:
 
 
 async def honours_retry_hint(
-    gateway: Gateway, fake: httpx.AsyncClient, op_id: str, *, op: str, hint: int, step: float
+    gateway: Gateway, fake: httpx2.AsyncClient, op_id: str, *, op: str, hint: int, step: float
 ) -> dict[str, Any]:
     """Throttle the next `op` read with a `hint`-second retry hint; prove it is obeyed to
     the second. Returns the 429's exchange (its request and response, as recorded)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
+import httpx2
 
 from tests.conftest import Gateway
 from tests.integration.profiles.conftest import (
@@ -46,7 +46,7 @@ async def start(gateway: Gateway, *requests: dict[str, Any]) -> dict[str, Any]:
     return made
 
 
-async def the_batch(fake: httpx.AsyncClient) -> tuple[str, dict[str, int]]:
+async def the_batch(fake: httpx2.AsyncClient) -> tuple[str, dict[str, int]]:
     """The one batch the fake made (it is reset before each test), and its call counters."""
     stats = (await fake.get("/_fake/stats")).json()
     assert stats["create_calls"] == 1
@@ -55,7 +55,7 @@ async def the_batch(fake: httpx.AsyncClient) -> tuple[str, dict[str, int]]:
 
 
 async def test_success_collects_and_validates_the_results(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     made = await start(gateway, request("q1"), request("q2"))
     op_id = made["operation_id"]
@@ -79,7 +79,7 @@ async def test_success_collects_and_validates_the_results(
 
 
 async def test_partial_run_lists_each_failed_item_with_the_providers_error(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     made = await start(gateway, request("ok"), request("bad", model="fail-x"), request("ok2"))
     op_id = made["operation_id"]
@@ -96,7 +96,7 @@ async def test_partial_run_lists_each_failed_item_with_the_providers_error(
 
 
 async def test_every_request_failed_is_failed_with_the_items_listed(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     made = await start(gateway, request("a", model="fail-1"), request("b", model="fail-2"))
     op_id = made["operation_id"]
@@ -112,7 +112,7 @@ async def test_every_request_failed_is_failed_with_the_items_listed(
 
 
 async def test_expired_requests_keep_and_offer_the_part_that_was_done(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     # 30 * 1024 tokens is 30 hours of work: it expires at hour 24, unrun.
     made = await start(gateway, request("ok"), request("late", max_tokens=30 * 1024))
@@ -129,7 +129,7 @@ async def test_expired_requests_keep_and_offer_the_part_that_was_done(
 
 
 async def test_cancel_ends_cancelled_after_one_cancel_call(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     made = await start(gateway, request("never", max_tokens=10 * 1024))
     op_id = made["operation_id"]
@@ -145,7 +145,7 @@ async def test_cancel_ends_cancelled_after_one_cancel_call(
 
 
 async def test_rate_limited_status_read_honours_retry_after_and_finishes(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     made = await start(gateway, request("q1", max_tokens=3 * 1024))
     op_id = made["operation_id"]
@@ -172,7 +172,7 @@ async def test_rate_limited_status_read_honours_retry_after_and_finishes(
 
 
 async def test_cancelled_after_some_requests_keeps_their_output_and_lists_the_rest(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     made = await start(gateway, request("done"), request("never", max_tokens=10 * 1024))
     op_id = made["operation_id"]
@@ -194,7 +194,7 @@ async def test_cancelled_after_some_requests_keeps_their_output_and_lists_the_re
 
 
 async def test_a_lost_create_answer_is_never_resent_and_goes_to_a_person(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     # The batch is made, then the answer is cut off halfway: no id reached jobgate.
     await fault(fake, op="create", kind="drop")

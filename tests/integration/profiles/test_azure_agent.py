@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from tests.conftest import Gateway
@@ -33,7 +33,7 @@ PROFILE = Path(__file__).resolve().parents[3] / "app/providers/profiles" / f"{NA
 
 
 @pytest.fixture
-def gateway_settings(fake: httpx.AsyncClient, tmp_path: Path) -> dict[str, Any]:
+def gateway_settings(fake: httpx2.AsyncClient, tmp_path: Path) -> dict[str, Any]:
     """Beside the bundled profile, `azure_followed`: the same, with a status path template
     that leads nowhere, so only the Operation-Location the provider named reaches the job."""
     text = PROFILE.read_text().replace(f"name: {NAME}\n", "name: azure_followed\n")
@@ -72,7 +72,7 @@ async def start(gateway: Gateway, *tasks: dict[str, Any], provider: str = NAME) 
 
 
 async def test_success_is_collected_from_the_status_answer(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     op_id = (await start(gateway, task(), task("SentimentAnalysis")))["operation_id"]
     done = await finish(gateway, op_id)
@@ -89,7 +89,7 @@ async def test_success_is_collected_from_the_status_answer(
 
 
 async def test_one_failed_task_is_listed_with_azures_error(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     op_id = (await start(gateway, task(), task("SentimentAnalysis", "bogus")))["operation_id"]
     done = await finish(gateway, op_id)
@@ -101,7 +101,7 @@ async def test_one_failed_task_is_listed_with_azures_error(
     assert failed["target"] == "#/tasks/items/1"
 
 
-async def test_every_task_failed_is_failed(gateway: Gateway, fake: httpx.AsyncClient) -> None:
+async def test_every_task_failed_is_failed(gateway: Gateway, fake: httpx2.AsyncClient) -> None:
     op_id = (await start(gateway, task(model="bogus")))["operation_id"]
     done = await finish(gateway, op_id)
     assert (done["state"], done["outcome"]) == ("failed", "failed"), done
@@ -112,7 +112,7 @@ async def test_every_task_failed_is_failed(gateway: Gateway, fake: httpx.AsyncCl
     assert failed["innererror"]["code"] == "ModelVersionIncorrect"
 
 
-async def test_cancel_ends_cancelled(gateway: Gateway, fake: httpx.AsyncClient) -> None:
+async def test_cancel_ends_cancelled(gateway: Gateway, fake: httpx2.AsyncClient) -> None:
     op_id = (await start(gateway, task(), task("SentimentAnalysis")))["operation_id"]
     r = await gateway.http.post(f"/v1/operations/{op_id}/cancel", json={"reason": "stop"})
     assert r.status_code == 202, r.text
@@ -125,7 +125,7 @@ async def test_cancel_ends_cancelled(gateway: Gateway, fake: httpx.AsyncClient) 
 
 
 async def test_status_reads_go_where_the_provider_said(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     """The create answer's Operation-Location is stored on the row and every status read
     (and the collection) follows it; this profile's own template would answer 404."""
@@ -138,7 +138,7 @@ async def test_status_reads_go_where_the_provider_said(
 
 
 async def test_a_lost_create_answer_is_never_resent_and_goes_to_a_person(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     # `drop` cannot lose an empty 202 (its headers, and so the job id, arrive whole): the
     # job is submitted, then Azure answers a 500 instead of the 202.
@@ -150,7 +150,7 @@ async def test_a_lost_create_answer_is_never_resent_and_goes_to_a_person(
 
 
 async def test_rate_limited_status_read_honours_retry_after_and_finishes(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     op_id = (await start(gateway, task(), task("SentimentAnalysis")))["operation_id"]
     # 200 s: above the profile's 60 s backoff cap, inside its 600 s bound.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import httpx
+import httpx2
 
 from tests.conftest import Gateway
 from tests.integration.profiles.conftest import (
@@ -52,7 +52,7 @@ async def start(gateway: Gateway, *files: str, targets: int = 1) -> str:
 
 
 async def test_done_with_response_is_succeeded_with_the_response(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     op_id = await start(gateway, "a.txt", "b.txt", targets=2)
     done = await finish(gateway, op_id)
@@ -64,7 +64,7 @@ async def test_done_with_response_is_succeeded_with_the_response(
 
 
 async def test_some_failed_characters_are_completed_with_errors(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     op_id = await start(gateway, "a.txt", "fail.txt")
     done = await finish(gateway, op_id)
@@ -74,7 +74,7 @@ async def test_some_failed_characters_are_completed_with_errors(
 
 
 async def test_done_with_error_is_failed_at_once_with_googles_error(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     # Failed characters are counted but there is no response to collect: no collection
     # step that would retry a missing result until the deadline.
@@ -87,7 +87,7 @@ async def test_done_with_error_is_failed_at_once_with_googles_error(
     assert states[-1] == "failed" and "result_collecting" not in states
 
 
-async def test_cancel_ends_cancelled(gateway: Gateway, fake: httpx.AsyncClient) -> None:
+async def test_cancel_ends_cancelled(gateway: Gateway, fake: httpx2.AsyncClient) -> None:
     op_id = await start(gateway, "a.txt", "b.txt", targets=3)
     await gateway.tick(STEP)
     r = await gateway.http.post(f"/v1/operations/{op_id}/cancel", json={"reason": "stop"})
@@ -101,7 +101,7 @@ async def test_cancel_ends_cancelled(gateway: Gateway, fake: httpx.AsyncClient) 
 
 
 async def test_a_lost_create_answer_is_never_resent_and_goes_to_a_person(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     # The operation is started, then the answer is cut off halfway: no name reached jobgate.
     await fault(fake, op="create", kind="drop")
@@ -113,7 +113,7 @@ async def test_a_lost_create_answer_is_never_resent_and_goes_to_a_person(
 
 
 async def test_rate_limited_read_waits_for_retry_info_without_a_retry_after_header(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     """Google's 429 carries no Retry-After: the hint is `RetryInfo.retryDelay` ("1000s")
     in the error details, which the profile's `retry_hint` reads."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from tests.conftest import Gateway
@@ -40,7 +40,7 @@ PROFILE = (
 
 
 @pytest.fixture
-def gateway_settings(fake: httpx.AsyncClient, tmp_path: Path) -> dict[str, Any]:
+def gateway_settings(fake: httpx2.AsyncClient, tmp_path: Path) -> dict[str, Any]:
     """Beside the bundled profile, `openai_batch_small`: the same, reading at most 600 bytes
     of an output file (the fake's env is set before the gateway starts)."""
     text = PROFILE.read_text().replace("name: openai_batch\n", "name: openai_batch_small\n")
@@ -69,7 +69,7 @@ async def start(gateway: Gateway, *lines: dict[str, Any]) -> dict[str, Any]:
     return made
 
 
-async def job_of(fake: httpx.AsyncClient, op_id: str) -> tuple[str, dict[str, int]]:
+async def job_of(fake: httpx2.AsyncClient, op_id: str) -> tuple[str, dict[str, int]]:
     """The one batch the fake made for this operation, and its call counters."""
     ref = f"jobgate_ref={op_id}"
     stats = (await fake.get("/_fake/stats", params={"reference": ref})).json()
@@ -79,7 +79,7 @@ async def job_of(fake: httpx.AsyncClient, op_id: str) -> tuple[str, dict[str, in
 
 
 async def test_success_collects_and_validates_the_jsonl_output(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     made = await start(gateway, line("a"), line("b"), line("c"))
     op_id = made["operation_id"]
@@ -103,7 +103,7 @@ async def test_success_collects_and_validates_the_jsonl_output(
 
 
 async def test_partial_run_lists_each_failed_item_with_the_providers_error(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     made = await start(gateway, line("a"), line("b", model="fail-nope"), line("c"))
     op_id = made["operation_id"]
@@ -121,7 +121,7 @@ async def test_partial_run_lists_each_failed_item_with_the_providers_error(
 
 
 async def test_every_request_failed_is_failed_with_the_items_listed(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     made = await start(gateway, line("a", model="fail-1"), line("b", model="fail-2"))
     op_id = made["operation_id"]
@@ -138,7 +138,7 @@ async def test_every_request_failed_is_failed_with_the_items_listed(
 
 
 async def test_expired_batch_keeps_and_offers_the_part_that_was_done(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     # 30 * 1024 tokens is 30 hours of work: the batch expires at hour 24 with it unrun.
     made = await start(gateway, line("a"), line("slow", max_tokens=30 * 1024))
@@ -161,7 +161,7 @@ async def test_expired_batch_keeps_and_offers_the_part_that_was_done(
 
 
 async def test_cancel_ends_cancelled_after_one_cancel_call(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     made = await start(gateway, line("slow", max_tokens=10 * 1024))
     op_id = made["operation_id"]
@@ -178,7 +178,7 @@ async def test_cancel_ends_cancelled_after_one_cancel_call(
 
 
 async def test_rate_limited_status_read_honours_retry_after_and_finishes(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     made = await start(gateway, line("a"))
     op_id = made["operation_id"]
@@ -207,7 +207,7 @@ async def test_rate_limited_status_read_honours_retry_after_and_finishes(
 
 
 async def test_cancelled_after_some_requests_keeps_and_offers_their_output(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     made = await start(gateway, line("a"), line("slow", max_tokens=10 * 1024))
     op_id = made["operation_id"]
@@ -235,7 +235,7 @@ async def test_cancelled_after_some_requests_keeps_and_offers_their_output(
 
 
 async def test_an_output_file_over_its_bound_is_a_validation_failure_not_a_retry(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     lines = [line(f"r{i}") for i in range(20)]
     made = await start_op(
@@ -252,7 +252,7 @@ async def test_an_output_file_over_its_bound_is_a_validation_failure_not_a_retry
 
 
 async def test_a_lost_create_answer_is_found_again_by_its_reference_and_not_resent(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     # The batch is made, then the answer is cut off halfway: no id reached jobgate. The
     # listing shows metadata.jobgate_ref, so reconciliation finds the batch.

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from app.provider_fakes import create_app
@@ -55,7 +55,7 @@ def served(receiver: Receiver) -> Iterator[str]:
 
 
 @pytest.fixture
-def gateway_settings(fake: httpx.AsyncClient, receiver: Receiver) -> dict[str, Any]:
+def gateway_settings(fake: httpx2.AsyncClient, receiver: Receiver) -> dict[str, Any]:
     receiver.got.clear()
     return {}
 
@@ -77,13 +77,13 @@ async def started(gateway: Gateway) -> str:
     return op_id
 
 
-async def retrieves(fake: httpx.AsyncClient) -> int:
+async def retrieves(fake: httpx2.AsyncClient) -> int:
     [calls] = (await fake.get("/_fake/stats")).json()["jobs"].values()
     return int(calls.get("retrieve_calls", 0))
 
 
 async def test_a_signed_batch_webhook_moves_the_operation_on_before_the_next_poll(
-    gateway: Gateway, fake: httpx.AsyncClient, receiver: Receiver, caplog: pytest.LogCaptureFixture
+    gateway: Gateway, fake: httpx2.AsyncClient, receiver: Receiver, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
     op_id = await started(gateway)
@@ -110,7 +110,7 @@ async def test_a_signed_batch_webhook_moves_the_operation_on_before_the_next_pol
 
 
 async def test_a_forged_batch_webhook_is_refused_and_writes_nothing(
-    gateway: Gateway, fake: httpx.AsyncClient, receiver: Receiver
+    gateway: Gateway, fake: httpx2.AsyncClient, receiver: Receiver
 ) -> None:
     op_id = await started(gateway)
     assert (await fake.post("/_fake/advance", json={"steps": 5})).status_code == 200

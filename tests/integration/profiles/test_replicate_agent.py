@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import httpx
+import httpx2
 
 from app.provider_fakes.replicate_predictions.model import VERSION
 from tests.conftest import Gateway
@@ -37,7 +37,7 @@ async def start(gateway: Gateway, **input: Any) -> dict[str, Any]:
     return dict(r.json())
 
 
-async def calls(fake: httpx.AsyncClient) -> dict[str, int]:
+async def calls(fake: httpx2.AsyncClient) -> dict[str, int]:
     stats = (await fake.get("/_fake/stats")).json()
     assert stats["create_calls"] == 1
     [found] = stats["jobs"].values()
@@ -45,7 +45,7 @@ async def calls(fake: httpx.AsyncClient) -> dict[str, int]:
 
 
 async def test_a_quick_prediction_is_collected_from_the_create_answer(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     made = await start(gateway)
     op_id = made["operation_id"]
@@ -57,7 +57,7 @@ async def test_a_quick_prediction_is_collected_from_the_create_answer(
 
 
 async def test_a_slow_prediction_is_followed_to_its_output(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     op_id = (await start(gateway, run_seconds=12))["operation_id"]
     done = await finish(gateway, op_id, step=STEP_S)
@@ -67,7 +67,7 @@ async def test_a_slow_prediction_is_followed_to_its_output(
 
 
 async def test_a_failed_prediction_is_failed_with_its_error(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     op_id = (await start(gateway, run_seconds=8, fail=True))["operation_id"]
     done = await finish(gateway, op_id, step=STEP_S)
@@ -77,7 +77,7 @@ async def test_a_failed_prediction_is_failed_with_its_error(
 
 
 async def test_cancel_ends_cancelled_after_one_cancel_call(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     op_id = (await start(gateway, run_seconds=60))["operation_id"]
     await gateway.tick(STEP_S)
@@ -90,7 +90,7 @@ async def test_cancel_ends_cancelled_after_one_cancel_call(
 
 
 async def test_a_lost_create_answer_is_never_resent_and_goes_to_a_person(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     # The prediction is made, then the answer is cut off halfway: no id reached jobgate.
     await fault(fake, op="create", kind="drop")
@@ -104,7 +104,7 @@ async def test_a_lost_create_answer_is_never_resent_and_goes_to_a_person(
 
 
 async def test_rate_limited_status_read_honours_retry_after_and_finishes(
-    gateway: Gateway, fake: httpx.AsyncClient
+    gateway: Gateway, fake: httpx2.AsyncClient
 ) -> None:
     op_id = (await start(gateway, run_seconds=20))["operation_id"]
     # 100 s: above the profile's 30 s backoff cap, inside its 600 s bound.

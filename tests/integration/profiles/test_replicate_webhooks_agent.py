@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from app.provider_fakes.replicate_predictions.model import VERSION
@@ -43,7 +43,7 @@ def receiver() -> Iterator[Receiver]:
 
 @pytest.fixture
 def gateway_settings(
-    fake: httpx.AsyncClient, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+    fake: httpx2.AsyncClient, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, Any]:
     """Predictions ask for webhooks at the relay (set before the gateway starts)."""
     receiver.got.clear()
@@ -51,13 +51,13 @@ def gateway_settings(
     return {}
 
 
-async def the_secret(fake: httpx.AsyncClient) -> str:
+async def the_secret(fake: httpx2.AsyncClient) -> str:
     r = await fake.get("/v1/webhooks/default/secret", headers={"Authorization": f"Bearer {KEY}"})
     assert r.status_code == 200, r.text
     return str(r.json()["key"])
 
 
-async def started(gateway: Gateway, fake: httpx.AsyncClient, run_seconds: int) -> str:
+async def started(gateway: Gateway, fake: httpx2.AsyncClient, run_seconds: int) -> str:
     """A running prediction the gateway has read once; its next read is not due yet."""
     to_wall_clock(gateway)
     r = await gateway.http.post(
@@ -80,19 +80,19 @@ async def started(gateway: Gateway, fake: httpx.AsyncClient, run_seconds: int) -
     return op_id
 
 
-async def gets(fake: httpx.AsyncClient) -> int:
+async def gets(fake: httpx2.AsyncClient) -> int:
     stats = (await fake.get("/_fake/stats")).json()
     [calls] = stats["jobs"].values()
     return int(calls.get("get_calls", 0))
 
 
-async def advance(fake: httpx.AsyncClient, steps: int) -> None:
+async def advance(fake: httpx2.AsyncClient, steps: int) -> None:
     r = await fake.post("/_fake/advance", json={"steps": steps})
     assert r.status_code == 200, r.text
 
 
 async def test_a_signed_webhook_moves_the_operation_on_before_the_next_poll(
-    gateway: Gateway, fake: httpx.AsyncClient, receiver: Receiver, caplog: pytest.LogCaptureFixture
+    gateway: Gateway, fake: httpx2.AsyncClient, receiver: Receiver, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
     op_id = await started(gateway, fake, run_seconds=60)
@@ -126,7 +126,7 @@ async def test_a_signed_webhook_moves_the_operation_on_before_the_next_poll(
 
 
 async def test_forged_and_replayed_webhooks_are_refused_and_write_nothing(
-    gateway: Gateway, fake: httpx.AsyncClient, receiver: Receiver, caplog: pytest.LogCaptureFixture
+    gateway: Gateway, fake: httpx2.AsyncClient, receiver: Receiver, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
     op_id = await started(gateway, fake, run_seconds=60)

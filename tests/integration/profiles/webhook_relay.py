@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
+import httpx2
 from fastapi import FastAPI, Request, Response
 
 from tests.conftest import Gateway
@@ -61,7 +61,7 @@ def receiving(path: str) -> Iterator[Receiver]:
         yield receiver
 
 
-async def flushed(fake: httpx.AsyncClient, receiver: Receiver) -> list[Delivery]:
+async def flushed(fake: httpx2.AsyncClient, receiver: Receiver) -> list[Delivery]:
     """Every delivery the fake has planned, once it has attempted them all."""
     r = await fake.post("/_fake/webhooks/flush")
     assert r.status_code == 200, r.text
@@ -71,7 +71,7 @@ async def flushed(fake: httpx.AsyncClient, receiver: Receiver) -> list[Delivery]
 
 async def forward(
     gateway: Gateway, provider: str, delivery: Delivery, body: bytes | None = None
-) -> httpx.Response:
+) -> httpx2.Response:
     """Send the delivery (or, with `body`, a tampered copy) to the gateway's webhook route."""
     return await gateway.http.post(
         f"/v1/webhooks/{provider}",
