@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
 from typing import Any
 
+import httpx2
 import pytest
 
-from app.core.logs import JsonFormatter, TextFormatter, bind, configure
+from app.core.logs import QUIET, JsonFormatter, TextFormatter, bind, configure
 from tests.conftest import Gateway
 
 TOKEN = "mock-token-SEKRIT-4f1c9a"  # the provider credential the gateway sends
@@ -75,3 +77,29 @@ def test_json_lines_and_text_lines_show_the_bound_operation() -> None:
     assert entry["op_id"] == "op_X" and entry["trace_id"] == "tr_Y"
     assert "op_id" not in json.loads(second)
     assert third.endswith("WARNING readable  [op_id=op_X trace_id=tr_Y]")
+
+
+def test_the_http_clients_own_request_lines_are_silenced() -> None:
+    """A provider call logs the gateway's line only: the client library's "HTTP Request"
+    INFO line would repeat it (and name the full URL, query included)."""
+    out = io.StringIO()
+    root = logging.getLogger()
+    saved = (list(root.handlers), root.level)
+    quiet = {name: logging.getLogger(name).level for name in QUIET}
+
+    async def call() -> None:
+        transport = httpx2.MockTransport(lambda request: httpx2.Response(200))
+        async with httpx2.AsyncClient(transport=transport) as client:
+            await client.get("http://provider.test/v1/jobs/1?token=abc")
+
+    try:
+        configure("INFO", "json", stream=out)
+        asyncio.run(call())
+        logging.getLogger("jobgate.test").info("after the call")
+    finally:
+        root.handlers[:] = saved[0]
+        root.setLevel(saved[1])
+        for name, level in quiet.items():
+            logging.getLogger(name).setLevel(level)
+    lines = out.getvalue().splitlines()
+    assert [json.loads(line)["msg"] for line in lines] == ["after the call"], lines
