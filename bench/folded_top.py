@@ -4,7 +4,8 @@
 
 Frames are grouped by function and file (line numbers dropped) unless `--by line`.
 Cumulative counts a function once per sample, however deep it recurses; it is
-listed twice: over every frame, and over jobgate's own code (`app/`) only.
+listed twice: over every frame, and over jobgate's own code (`app/`) only. Last, every
+sample goes to one part of the gateway (`PARTS`) by its deepest frame that names one.
 """
 
 from __future__ import annotations
@@ -28,6 +29,40 @@ def frame_name(frame: str, by_line: bool) -> str:
 
 
 Ranking = list[tuple[str, int]]
+
+# The parts of the gateway's work, by the files their frames name; the first that
+# matches a frame wins, and a sample goes to the part of its deepest matching frame.
+PARTS = (
+    (
+        "provider calls",
+        r"httpx2?/|httpcore2?/|h11/|anyio/|providers/(wire|http_util|client|prepare)\.py",
+    ),
+    (
+        "database",
+        r"sqlalchemy/|asyncpg/|sqlite3|app/core/(sqlexec|txn|sqlite_conn|pg_conn|conn_pool|"
+        r"rows|db)\.py|operations/(repository/|ledger)|app/audit/",
+    ),
+    ("models", r"sqlmodel/|_new_operation"),
+    ("inbound requests", r"uvicorn/|starlette/|fastapi/|app/core/(json_body|limits)\.py"),
+    ("pydantic", r"pydantic"),
+)
+
+
+def parts(path: Path) -> Ranking:
+    """Samples per part of `PARTS` (the rest: "other"), largest first."""
+    rules = [(name, re.compile(rx)) for name, rx in PARTS]
+    counts: Counter[str] = Counter()
+    for raw in path.read_text().splitlines():
+        stack, _, count = raw.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        part = "other"
+        for frame in reversed(stack.split(";")):
+            part = next((name for name, rx in rules if rx.search(frame)), "other")
+            if part != "other":
+                break
+        counts[part] += int(count)
+    return counts.most_common()
 
 
 def top(path: Path, n: int, by_line: bool = False) -> tuple[int, Ranking, Ranking, Ranking]:
@@ -62,6 +97,8 @@ def report(path: Path, n: int = 10, by_line: bool = False) -> str:
     ):
         lines.append(f"  top {n} by {title}:")
         lines += [f"    {c / total * 100:5.1f}%  {name}" for name, c in rows] if total else []
+    lines.append("  by part (the deepest frame that names one):")
+    lines += [f"    {c / total * 100:5.1f}%  {name}" for name, c in parts(path)] if total else []
     return "\n".join(lines)
 
 

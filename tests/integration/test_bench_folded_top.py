@@ -1,0 +1,28 @@
+"""`bench/folded_top.py` on a small folded profile: the top lists and the parts add up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.bench import run_bench
+
+PROFILE = """\
+main (app/cli.py:1);send (app/providers/wire.py:9);send (httpx2/_client.py:3) 6
+main (app/cli.py:1);apply (app/operations/ledger.py:5);execute (app/core/txn.py:7) 3
+main (app/cli.py:1);handle (starlette/routing.py:2);create (app/operations/service.py:4) 1
+"""
+
+
+def test_folded_top_ranks_functions_and_groups_parts(tmp_path: Path) -> None:
+    profile = tmp_path / "gw.folded"
+    profile.write_text(PROFILE)
+    out = run_bench("folded_top.py", str(profile), "--top", "3")
+    assert "gw.folded: 10 samples" in out, out
+    assert "60.0%  send (httpx2/_client.py)" in out, out  # the top by self
+    parts = out.split("by part")[1].splitlines()[1:]
+    # create() names no part: its sample goes to the inbound request that called it.
+    assert [p.split() for p in parts] == [
+        ["60.0%", "provider", "calls"],
+        ["30.0%", "database"],
+        ["10.0%", "inbound", "requests"],
+    ], out
