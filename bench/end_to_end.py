@@ -343,7 +343,7 @@ class Gateway:
 
 
 async def agents(
-    url: str, n: int, conc: int, offset: int, hint: float, client: str
+    url: str, n: int, conc: int, offset: int, hint: float, client: str = "httpx2"
 ) -> dict[str, Any]:
     """n agents, conc at a time: POST the operation, then /wait until it is done; their
     HTTP client library is `client` (the same as the other contenders' provider calls)."""
