@@ -2,7 +2,7 @@
 
 Prints where they listen and a ready curl that starts and follows a mock
 operation, last, once both answer; Ctrl-C stops both. Request logs are off (no uvicorn
-access log, httpx's per-request lines silenced): what remains is one line per
+access log, the HTTP client's per-request lines silenced): what remains is one line per
 operation transition and provider call, and warnings.
 """
 

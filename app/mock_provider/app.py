@@ -62,7 +62,7 @@ class DroppedResponse(JSONResponse):
     """Announces the whole body in Content-Length, sends half of it, then fails.
 
     uvicorn answers an exception after the response started by closing the
-    transport, so the client sees a truncated body (httpx: RemoteProtocolError),
+    transport, so the client sees a truncated body (httpx2: RemoteProtocolError),
     exactly like a provider whose answer was lost on the way back.
     """
 

@@ -129,7 +129,7 @@ def request(
     sent_headers.update(_fixed(ep.headers, filled, f"{operation}.headers"))
     sent_headers.update(headers or {})
     if params:
-        if urlsplit(url).query:  # httpx would replace the link's own query: merge it here
+        if urlsplit(url).query:  # httpx2 would replace the link's own query: merge it here
             parts = urlsplit(url)
             merged = urlencode([*parse_qsl(parts.query, keep_blank_values=True), *params.items()])
             url = urlunsplit(parts._replace(query=merged))

@@ -1,7 +1,7 @@
 """What a provider call returns to the rest of jobgate: classified, sanitized outcomes.
 
 The provider client turns every HTTP exchange into a `CallResult`. Callers never
-see raw httpx objects, credentials or unbounded bodies.
+see raw httpx2 objects, credentials or unbounded bodies.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The bundled mock provider over real HTTP (uvicorn in a thread, httpx client)."""
+"""The bundled mock provider over real HTTP (uvicorn in a thread, httpx2 client)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 
 def client(app: FastAPI, **headers: str) -> httpx2.AsyncClient:
-    """An httpx client that calls `app` in-process (no sockets)."""
+    """An httpx2 client that calls `app` in-process (no sockets)."""
     transport = httpx2.ASGITransport(app=app)
     return httpx2.AsyncClient(transport=transport, base_url="http://fake.test", headers=headers)
 
