@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import statistics
 import sys
 import tempfile
@@ -24,6 +23,7 @@ import uuid
 from pathlib import Path
 
 import httpx2
+from http_clients import LIBRARIES, pooled
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -39,12 +39,10 @@ BODY = {"provider": "mock", "kind": "report", "input": {"scenario": {"name": "fa
 
 
 async def _rate(
-    url: str, path: str, body: dict[str, object], n: int, conc: int, lib: str = "httpx2"
+    url: str, path: str, body: dict[str, object], n: int, conc: int, lib: str = LIBRARIES[0]
 ) -> float:
-    http = importlib.import_module(lib)
     sem = asyncio.Semaphore(conc)
-    limits = http.Limits(max_connections=conc, max_keepalive_connections=conc)
-    async with http.AsyncClient(base_url=url, timeout=30, limits=limits) as client:
+    async with pooled(lib, url, conc, timeout=30) as client:
 
         async def one() -> None:
             async with sem:
@@ -65,7 +63,7 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--database-url", default=None)
-    ap.add_argument("--client", choices=("httpx2", "httpx"), default="httpx2")
+    ap.add_argument("--client", choices=LIBRARIES, default=LIBRARIES[0])
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="jobgate-bench-"))
     db_url = args.database_url or f"sqlite:///{tmp / 'bench.db'}"

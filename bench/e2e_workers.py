@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib
 import json
 import os
 import sys
@@ -27,6 +26,7 @@ from typing import Any
 
 import rfc8785
 from e2e_probe import CommitCounter, cpu_seconds, pg_xact, runq_wait_seconds
+from http_clients import LIBRARIES, pooled
 
 WARMUP_OFFSET = 1_000_000  # warm-up jobs are numbered from here, timed ones from 0
 TERMINAL = frozenset({"succeeded", "succeeded_partial", "failed", "cancelled"})
@@ -46,13 +46,7 @@ def check_result(body: dict[str, Any]) -> None:
 def provider_client(spec: dict[str, Any]) -> Any:
     """An AsyncClient of the spec's HTTP library (httpx2 or httpx) on the mock, pooled for
     the spec's concurrency."""
-    http = importlib.import_module(spec.get("client", "httpx2"))
-    conc = spec["concurrency"]
-    return http.AsyncClient(
-        base_url=spec["mock_url"],
-        timeout=30,
-        limits=http.Limits(max_connections=conc, max_keepalive_connections=conc),
-    )
+    return pooled(spec.get("client", LIBRARIES[0]), spec["mock_url"], spec["concurrency"], 30)
 
 
 async def drive(

@@ -59,7 +59,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib
 import json
 import os
 import secrets
@@ -84,6 +83,7 @@ sys.path.insert(0, str(ROOT))
 import folded_top
 from e2e_probe import cpu_seconds, pg_xact, postgres_cpu_seconds, runq_wait_seconds
 from e2e_workers import PG_SETTLE_SECONDS, WARMUP_OFFSET
+from http_clients import LIBRARIES, pooled
 from sqlalchemy import create_engine, text
 
 from app.core.db import sync_url
@@ -343,13 +343,11 @@ class Gateway:
 
 
 async def agents(
-    url: str, n: int, conc: int, offset: int, hint: float, client: str = "httpx2"
+    url: str, n: int, conc: int, offset: int, hint: float, client: str = LIBRARIES[0]
 ) -> dict[str, Any]:
     """n agents, conc at a time: POST the operation, then /wait until it is done; their
     HTTP client library is `client` (the same as the other contenders' provider calls)."""
-    http = importlib.import_module(client)
     sem = asyncio.Semaphore(conc)
-    limits = http.Limits(max_connections=conc, max_keepalive_connections=conc)
     body = {
         "provider": "mock",
         "kind": "report",
@@ -359,7 +357,7 @@ async def agents(
     latencies: list[float] = []
     outcomes: list[str] = []
     op_ids: list[str] = []
-    async with http.AsyncClient(base_url=url, timeout=WAIT_TIMEOUT_S + 30, limits=limits) as c:
+    async with pooled(client, url, conc, timeout=WAIT_TIMEOUT_S + 30) as c:
 
         async def one(i: int) -> None:
             async with sem:
@@ -668,7 +666,7 @@ def main() -> None:
     ap.add_argument("--pg-url", default="postgresql://postgres@127.0.0.1:5432/")
     ap.add_argument("--json", action="store_true", help="print one JSON document instead")
     ap.add_argument(
-        "--client", choices=("httpx2", "httpx"), default="httpx2",
+        "--client", choices=LIBRARIES, default=LIBRARIES[0],
         help="HTTP client library of the ceiling's and DBOS's provider calls and of jobgate's "
         "agents (the gateway itself always uses httpx2)",
     )  # fmt: skip

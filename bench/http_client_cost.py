@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import resource
 import statistics
 import sys
@@ -24,17 +23,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from http_clients import LIBRARIES, pooled  # noqa: E402
+
 from tests.support.processes import mock_process  # noqa: E402
 
-LIBRARIES = ("httpx", "httpx2")
+ORDER = tuple(reversed(LIBRARIES))  # httpx first: the table reads before, after
 BODY = {"kind": "report", "input": {"scenario": {"name": "fast"}}, "client_reference": "bench"}
 
 
 async def measure(lib: str, url: str, n: int, conc: int) -> tuple[float, float, float]:
     """(requests/s, user ms per request, system ms per request) of one client."""
-    http = importlib.import_module(lib)
-    limits = http.Limits(max_connections=conc, max_keepalive_connections=conc)
-    async with http.AsyncClient(base_url=url, timeout=30, limits=limits) as client:
+    async with pooled(lib, url, conc, timeout=30) as client:
         sem = asyncio.Semaphore(conc)
 
         async def one() -> None:
@@ -62,13 +61,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="jobgate-http-") as tmp, mock_process(Path(tmp)) as url:
         for _ in range(args.rounds):
             for conc in levels:
-                for lib in LIBRARIES:  # alternating, so a drift of the machine hits both
+                for lib in ORDER:  # alternating, so a drift of the machine hits both
                     got = asyncio.run(measure(lib, url, args.n, conc))
                     results.setdefault((lib, conc), []).append(got)
     print(f"http_client_cost: {args.n} POSTs to the mock per run, {args.rounds} round(s), medians")
     print(f"{'concurrency':>11} {'library':>8} {'req/s':>8} {'user ms':>8} {'sys ms':>7}")
     for conc in levels:
-        for lib in LIBRARIES:
+        for lib in ORDER:
             runs = results[(lib, conc)]
             rate, user, system = (statistics.median(r[k] for r in runs) for k in range(3))
             print(f"{conc:>11} {lib:>8} {rate:>8.0f} {user:>8.3f} {system:>7.3f}")
