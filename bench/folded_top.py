@@ -48,27 +48,24 @@ PARTS = (
 )
 
 
-def parts(path: Path) -> Ranking:
-    """Samples per part of `PARTS` (the rest: "other"), largest first."""
+def part_of(frames: list[str], rules: list[tuple[str, re.Pattern[str]]]) -> str:
+    """The part of `PARTS` named by the deepest frame that names one, else "other"."""
+    for frame in reversed(frames):
+        for name, rx in rules:
+            if rx.search(frame):
+                return name
+    return "other"
+
+
+def top(
+    path: Path, n: int, by_line: bool = False
+) -> tuple[int, Ranking, Ranking, Ranking, Ranking]:
+    """(total samples, top self, top cumulative, top cumulative within app/, samples per
+    part of `PARTS`, largest first)."""
     rules = [(name, re.compile(rx)) for name, rx in PARTS]
-    counts: Counter[str] = Counter()
-    for raw in path.read_text().splitlines():
-        stack, _, count = raw.rpartition(" ")
-        if not stack or not count.isdigit():
-            continue
-        part = "other"
-        for frame in reversed(stack.split(";")):
-            part = next((name for name, rx in rules if rx.search(frame)), "other")
-            if part != "other":
-                break
-        counts[part] += int(count)
-    return counts.most_common()
-
-
-def top(path: Path, n: int, by_line: bool = False) -> tuple[int, Ranking, Ranking, Ranking]:
-    """(total samples, top self, top cumulative, top cumulative within app/)."""
     self_c: Counter[str] = Counter()
     cum_c: Counter[str] = Counter()
+    part_c: Counter[str] = Counter()
     total = 0
     for raw in path.read_text().splitlines():
         stack, _, count = raw.rpartition(" ")
@@ -83,22 +80,28 @@ def top(path: Path, n: int, by_line: bool = False) -> tuple[int, Ranking, Rankin
         self_c[frames[-1]] += k
         for f in set(frames):
             cum_c[f] += k
+        part_c[part_of(frames, rules)] += k
     own = Counter({f: c for f, c in cum_c.items() if "(app/" in f})
-    return total, self_c.most_common(n), cum_c.most_common(n), own.most_common(n)
+    return (
+        total,
+        self_c.most_common(n),
+        cum_c.most_common(n),
+        own.most_common(n),
+        part_c.most_common(),
+    )
 
 
 def report(path: Path, n: int = 10, by_line: bool = False) -> str:
-    total, self_top, cum_top, own_top = top(path, n, by_line)
+    total, self_top, cum_top, own_top, by_part = top(path, n, by_line)
     lines = [f"{path.name}: {total} samples"]
     for title, rows in (
-        ("self", self_top),
-        ("cumulative", cum_top),
-        ("cumulative, jobgate code", own_top),
+        (f"top {n} by self", self_top),
+        (f"top {n} by cumulative", cum_top),
+        (f"top {n} by cumulative, jobgate code", own_top),
+        ("by part (the deepest frame that names one)", by_part),
     ):
-        lines.append(f"  top {n} by {title}:")
+        lines.append(f"  {title}:")
         lines += [f"    {c / total * 100:5.1f}%  {name}" for name, c in rows] if total else []
-    lines.append("  by part (the deepest frame that names one):")
-    lines += [f"    {c / total * 100:5.1f}%  {name}" for name, c in parts(path)] if total else []
     return "\n".join(lines)
 
 
