@@ -22,18 +22,12 @@ import time
 import uuid
 from pathlib import Path
 
-import httpx2
 from http_clients import LIBRARIES, pooled
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.core.migrate import upgrade  # noqa: E402
-from tests.support.processes import (  # noqa: E402
-    Process,
-    free_port,
-    gateway_env,
-    gateway_process,
-)
+from tests.support.processes import gateway_env, gateway_process, mock_process  # noqa: E402
 
 BODY = {"provider": "mock", "kind": "report", "input": {"scenario": {"name": "fast"}}}
 
@@ -68,33 +62,23 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="jobgate-bench-"))
     db_url = args.database_url or f"sqlite:///{tmp / 'bench.db'}"
     upgrade(db_url)
-    mock_port = free_port()
-    mock_url = f"http://127.0.0.1:{mock_port}"
-    mock = Process(
-        ["mock-provider", "--port", str(mock_port)],
-        {"JOBGATE_MOCK_STATE_PATH": str(tmp / "mock.db")},
-        tmp / "mock.log",
-    ).start()
-    try:
-        for _ in range(100):
-            try:
-                httpx2.get(f"{mock_url}/_mock/stats", timeout=1)
-                break
-            except httpx2.HTTPError:
-                time.sleep(0.1)
-        env = gateway_env(db_url, mock_url, tmp / "data", lease_seconds=30)
-        with gateway_process(env, tmp / "gateway.log", observer=False) as (_, gw_url):
-            direct, via = [], []
-            mock_body = {"kind": "report", "input": BODY["input"], "client_reference": "bench"}
+    with (
+        mock_process(tmp) as mock_url,
+        gateway_process(
+            gateway_env(db_url, mock_url, tmp / "data", lease_seconds=30),
+            tmp / "gateway.log",
+            observer=False,
+        ) as (_, gw_url),
+    ):
+        direct, via = [], []
+        mock_body = {"kind": "report", "input": BODY["input"], "client_reference": "bench"}
 
-            def rate(url: str, path: str, body: dict[str, object]) -> float:
-                return asyncio.run(_rate(url, path, body, args.n, args.concurrency, args.client))
+        def rate(url: str, path: str, body: dict[str, object]) -> float:
+            return asyncio.run(_rate(url, path, body, args.n, args.concurrency, args.client))
 
-            for _ in range(args.rounds):
-                direct.append(rate(mock_url, "/v1/jobs", mock_body))
-                via.append(rate(gw_url, "/v1/operations", BODY))
-    finally:
-        mock.kill()
+        for _ in range(args.rounds):
+            direct.append(rate(mock_url, "/v1/jobs", mock_body))
+            via.append(rate(gw_url, "/v1/operations", BODY))
     d, g = statistics.median(direct), statistics.median(via)
     backend = "postgresql" if db_url.startswith("postgresql") else "sqlite"
     print(
