@@ -49,15 +49,14 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 async def _observe_forever(settings: Settings) -> None:
-    import httpx2
-
     from app.callbacks.delivery import CallbackDelivery
     from app.core.clock import SystemClock
     from app.core.pg_listen import listening
-    from app.main import HTTP_LIMITS, build_context
+    from app.main import build_context
     from app.observer.worker import Observer
+    from app.providers.outbound import outbound_client
 
-    async with httpx2.AsyncClient(limits=HTTP_LIMITS) as http:
+    async with outbound_client() as http:
         ctx = build_context(settings, clock=SystemClock(), http=http)
         observer = Observer(ctx)
         callbacks = CallbackDelivery(ctx, http)

@@ -31,13 +31,12 @@ from app.operations import control_routes, openapi_targets, result_routes, wait_
 from app.operations import endpoints as operations_endpoints
 from app.operations.waiting import WaitHub
 from app.providers.client import ProviderClient
+from app.providers.outbound import outbound_client
 from app.providers.profile import load_profiles
 from app.results.store import ResultStore
 from app.views import routes as views_routes
 from app.webhooks import routes as webhooks_routes
 from app.webhooks.secrets import WebhookSecrets
-
-HTTP_LIMITS = httpx2.Limits(max_connections=200, max_keepalive_connections=50)
 
 
 def default_worker_id() -> str:
@@ -81,7 +80,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with httpx2.AsyncClient(limits=HTTP_LIMITS, transport=transport) as http:
+        async with outbound_client(transport) as http:
             ctx = build_context(settings, clock=clock or SystemClock(), http=http)
             app.state.ctx = ctx
             app.state.webhook_secrets = WebhookSecrets()  # fetched ones, for this process

@@ -1,0 +1,111 @@
+"""The gateway's outbound client (app/providers/outbound.py): idle connections checked
+from the kept socket, a connection the server closed never reused, proxies kept."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+import httpx2
+import pytest
+
+from app.providers.outbound import SocketCheckingBackend, is_readable, outbound_client
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+
+def test_a_socket_is_readable_once_data_or_the_peers_close_is_waiting() -> None:
+    a, b = socket.socketpair()
+    with a, b:
+        assert not is_readable(a)
+        b.sendall(b"x")
+        assert is_readable(a)
+        a.recv(1)
+        assert not is_readable(a)
+        b.close()
+        assert is_readable(a)  # the next read returns b""
+    assert is_readable(None)
+    assert is_readable(a)  # closed here: fileno() is -1
+
+
+@asynccontextmanager
+async def server(
+    answer: Callable[[bytes], bytes], *, close_after: bool
+) -> AsyncIterator[tuple[str, list[bytes], list[int]]]:
+    """A local HTTP/1.1 server: `answer(request head)` for each request; with `close_after`
+    it closes every connection after its first answer (keep-alive not announced as ended,
+    as a server that times out idle connections does). Yields the URL, the request heads
+    seen and the connections opened (by count)."""
+    heads: list[bytes] = []
+    opened: list[int] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        opened.append(1)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                heads.append(head)
+                writer.write(answer(head))
+                await writer.drain()
+                if close_after:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        writer.close()
+
+    srv = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = srv.sockets[0].getsockname()[1]
+    async with srv:
+        yield f"http://127.0.0.1:{port}", heads, opened
+
+
+async def test_the_client_pools_on_the_socket_checking_backend() -> None:
+    # httpx2 takes no network backend: outbound.py replaces the pool it built. This fails
+    # if httpx2 stops keeping its pool where outbound.py puts the replacement.
+    async with outbound_client() as http:
+        pool = http._transport._pool  # type: ignore[attr-defined]
+        assert isinstance(pool._network_backend, SocketCheckingBackend)
+
+
+async def test_a_connection_the_server_closed_is_not_reused() -> None:
+    async with server(lambda _: OK, close_after=True) as (url, heads, opened):
+        async with outbound_client() as http:
+            for _ in range(3):
+                r = await http.get(url)
+                assert r.text == "ok"
+                # The server's close reaches this side before the next request is
+                # assigned: it is seen on the socket, so a new connection is opened.
+                await asyncio.sleep(0)
+                await asyncio.sleep(0)
+    assert len(heads) == 3
+    assert len(opened) == 3
+
+
+async def test_an_open_idle_connection_is_reused() -> None:
+    async with server(lambda _: OK, close_after=False) as (url, heads, opened):
+        async with outbound_client() as http:
+            for _ in range(3):
+                assert (await http.get(url)).text == "ok"
+    assert len(heads) == 3
+    assert len(opened) == 1
+
+
+async def test_a_proxy_from_the_environment_is_still_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with server(lambda _: OK, close_after=False) as (proxy, heads, _):
+        monkeypatch.setenv("HTTP_PROXY", proxy)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        async with outbound_client() as http:
+            assert (await http.get("http://provider.invalid/v1/jobs/1")).text == "ok"
+    # A proxy gets the absolute form of the target.
+    assert heads[0].startswith(b"GET http://provider.invalid/v1/jobs/1 HTTP/1.1")
+
+
+async def test_a_test_transport_is_used_as_given() -> None:
+    transport = httpx2.MockTransport(lambda request: httpx2.Response(204))
+    async with outbound_client(transport) as http:
+        assert (await http.get("http://provider.invalid/")).status_code == 204
