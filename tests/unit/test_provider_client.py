@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -360,3 +361,21 @@ async def test_lookup_by_listing_and_matching_client_reference(
     found = await client.lookup(profile, token=None, client_reference="op_1", trace_id="t")
     assert rec.requests[0].url.query == b""
     assert found.job_ids == ["b2"]
+
+
+@pytest.mark.anyio
+async def test_a_call_past_its_whole_call_bound_is_ambiguous(
+    make_client: Any, mock_profile: Profile
+) -> None:
+    # `timeouts.seconds` bounds the whole call, however the transport's own timeouts go.
+    async def never(request: httpx2.Request) -> httpx2.Response:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    client, recorder = make_client(never)
+    bound = mock_profile.timeouts.model_copy(update={"seconds": 0.02})
+    profile = mock_profile.model_copy(update={"timeouts": bound})
+    found = await client.status(profile, "job_1", trace_id="tr_1")
+    assert len(recorder.requests) == 1
+    assert found.outcome is Outcome.AMBIGUOUS
+    assert found.exchange.error is not None and found.exchange.error.startswith("TimeoutError")
