@@ -9,6 +9,8 @@ from typing import Literal
 from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.core.conn_pool import PING_AFTER_IDLE_SECONDS
+
 
 class Settings(BaseSettings):
     """Safe defaults for a first run; unsafe combinations are refused at start."""
@@ -20,7 +22,7 @@ class Settings(BaseSettings):
     database_url: str = ""
     # PostgreSQL: a pooled connection idle at least this long is pinged before use (0:
     # before every use); one that was just handed back is used at once (app/core/conn_pool.py).
-    db_ping_after_idle_seconds: float = Field(default=1.0, ge=0)
+    db_ping_after_idle_seconds: float = Field(default=PING_AFTER_IDLE_SECONDS, ge=0)
     data_dir: Path = Path("./data")
     profiles_dir: Path | None = None
     mock_provider_url: str = "http://127.0.0.1:8081"

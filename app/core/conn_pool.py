@@ -22,6 +22,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
+# PostgreSQL: a pooled connection idle this long is pinged before use (the setting
+# JOBGATE_DB_PING_AFTER_IDLE_SECONDS; app/core/config.py).
+PING_AFTER_IDLE_SECONDS = 1.0
+
 Clock = Callable[[], float]
 
 

@@ -21,11 +21,10 @@ from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.pool import NullPool
 
 from app.core import txn as txn_module
-from app.core.conn_pool import DROP, Connection, Pool
+from app.core.conn_pool import DROP, PING_AFTER_IDLE_SECONDS, Connection, Pool
 from app.core.sqlexec import Compiler
 from app.core.txn import Txn
 
-PING_AFTER_IDLE_SECONDS = 1.0  # PostgreSQL: a pooled connection idle this long is pinged first
 POOL_SIZE = 20  # connections per process (SQLite: one writes at a time, the rest read)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -94,6 +95,14 @@ async def test_a_write_cancelled_while_it_waits_for_the_lock_leaves_nothing_open
     for it, then the transaction rolls back, so the pooled connection holds no lock."""
     async with db.read():
         pass  # a pooled connection, opened
+    (conn,) = db.pool.idle()  # the one the write takes
+    waiting, main = threading.Event(), threading.current_thread()
+
+    def traced(sql: str) -> None:  # a statement starts: the BEGIN in the thread is waiting
+        if sql.startswith("BEGIN IMMEDIATE") and threading.current_thread() is not main:
+            waiting.set()
+
+    conn.conn.set_trace_callback(traced)
     other = sqlite3.connect(tmp_path / "t.db", isolation_level=None, check_same_thread=False)
     other.execute("BEGIN IMMEDIATE")
 
@@ -102,7 +111,10 @@ async def test_a_write_cancelled_while_it_waits_for_the_lock_leaves_nothing_open
             await txn.execute(sa.insert(T), {"name": "never"})
 
     task = asyncio.create_task(write())
-    await asyncio.sleep(0.05)  # in the thread, waiting for the lock
+    async with asyncio.timeout(budget(QUICK_S)):
+        while not waiting.is_set():  # BEGIN IMMEDIATE found the lock taken, went to a thread
+            await asyncio.sleep(0)
+    assert not task.done()
     task.cancel()
     other.execute("COMMIT")  # the waiting BEGIN now gets the lock, in the thread
     with pytest.raises(asyncio.CancelledError):
