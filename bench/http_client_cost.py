@@ -1,9 +1,11 @@
 """One HTTP client's CPU per request, httpx against httpx2, at several concurrencies.
 
-Each library's AsyncClient POSTs creates to the bundled mock provider (its own process)
-from this process, `--n` requests at each concurrency, after a warm-up that opens the
-pool; prints requests/s and this process's user and system CPU per request. This is
-why the gateway's provider calls use httpx2 (see pyproject.toml).
+Each library's AsyncClient, and `jobgate` (the gateway's own httpx2 client,
+app/providers/outbound.py, whose pool checks idle connections with one poll), POSTs
+creates to the bundled mock provider (its own process) from this process, `--n`
+requests at each concurrency, after a warm-up that opens the pool; prints requests/s
+and this process's user and system CPU per request. This is why the gateway's provider
+calls use httpx2 (see pyproject.toml) through its own client.
 
     .venv/bin/python bench/http_client_cost.py [--n 1500] [--concurrency 1,16,32,64]
         [--rounds 1]
@@ -21,19 +23,27 @@ import time
 import uuid
 from pathlib import Path
 
+import httpx2
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from http_clients import LIBRARIES, pooled  # noqa: E402
 
+from app.providers.outbound import OutboundClient  # noqa: E402
 from tests.support.processes import mock_process  # noqa: E402
 
-ORDER = tuple(reversed(LIBRARIES))  # httpx first: the table reads before, after
+ORDER = (*reversed(LIBRARIES), "jobgate")  # httpx first: the table reads before, after
 BODY = {"kind": "report", "input": {"scenario": {"name": "fast"}}, "client_reference": "bench"}
 
 
 async def measure(lib: str, url: str, n: int, conc: int) -> tuple[float, float, float]:
     """(requests/s, user ms per request, system ms per request) of one client."""
-    async with pooled(lib, url, conc, timeout=30) as client:
+    if lib == "jobgate":
+        limits = httpx2.Limits(max_connections=conc, max_keepalive_connections=conc)
+        client = OutboundClient(base_url=url, timeout=30, limits=limits)
+    else:
+        client = pooled(lib, url, conc, timeout=30)
+    async with client:
         sem = asyncio.Semaphore(conc)
 
         async def one() -> None:
@@ -73,7 +83,9 @@ def main() -> None:
             print(f"{conc:>11} {lib:>8} {rate:>8.0f} {user:>8.3f} {system:>7.3f}")
         httpx_user = statistics.median(r[1] for r in results[("httpx", conc)])
         httpx2_user = statistics.median(r[1] for r in results[("httpx2", conc)])
+        ours = statistics.median(r[1] for r in results[("jobgate", conc)])
         print(f"{'':>11} {'ratio':>8} {'':>8} {httpx2_user / httpx_user:>8.2f}  (httpx2 / httpx)")
+        print(f"{'':>11} {'ratio':>8} {'':>8} {ours / httpx2_user:>8.2f}  (jobgate / httpx2)")
 
 
 if __name__ == "__main__":
