@@ -22,6 +22,7 @@ import time
 import uuid
 from pathlib import Path
 
+from e2e_probe import cpu_seconds
 from http_clients import LIBRARIES, pooled
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -68,9 +69,10 @@ def main() -> None:
             gateway_env(db_url, mock_url, tmp / "data", lease_seconds=30),
             tmp / "gateway.log",
             observer=False,
-        ) as (_, gw_url),
+        ) as (gw, gw_url),
     ):
-        direct, via = [], []
+        assert gw.proc is not None
+        direct, via, gw_cpu = [], [], []
         mock_body = {"kind": "report", "input": BODY["input"], "client_reference": "bench"}
 
         def rate(url: str, path: str, body: dict[str, object]) -> float:
@@ -78,7 +80,10 @@ def main() -> None:
 
         for _ in range(args.rounds):
             direct.append(rate(mock_url, "/v1/jobs", mock_body))
+            cpu0 = cpu_seconds(gw.proc.pid)
             via.append(rate(gw_url, "/v1/operations", BODY))
+            # The warm-up's creates count too: args.concurrency of them.
+            gw_cpu.append((cpu_seconds(gw.proc.pid) - cpu0) / (args.n + args.concurrency))
     d, g = statistics.median(direct), statistics.median(via)
     backend = "postgresql" if db_url.startswith("postgresql") else "sqlite"
     print(
@@ -94,6 +99,7 @@ def main() -> None:
         f"(rounds: {', '.join(f'{x:.0f}' for x in via)})"
     )  # noqa: T201
     print(f"  ratio gateway/direct    : {g / d:.2f}")  # noqa: T201
+    print(f"  gateway CPU per create  : median {1000 * statistics.median(gw_cpu):.2f} ms")  # noqa: T201
 
 
 if __name__ == "__main__":
