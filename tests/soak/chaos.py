@@ -324,7 +324,15 @@ def _check(
             continue
         # By client reference, not token: a retry under a new token would hide there.
         jobs = stats["jobs_by_reference"].get(op_id, [])
-        if len(jobs) > 1 and not (name == "different_job_id" and row.state == "contract_violation"):
+        # `different_job_id` breaks its token on purpose: the replay after its 503 makes a
+        # second job. The gateway sees that (contract_violation) unless it was killed
+        # between the replay's answer and its write: then the lookup that settles the
+        # doubt may list only the first job (list_delay), and nothing jobgate holds names
+        # the second. Seen once in CI on PostgreSQL (stop 24): two jobs, state succeeded.
+        provider_broke_token = name == "different_job_id" and (
+            row.state == "contract_violation" or op_id in died
+        )
+        if len(jobs) > 1 and not provider_broke_token:
             figures.duplicates += 1
         figures.by_state[row.state] = figures.by_state.get(row.state, 0) + 1
         expected = EXPECTED.get(name, "succeeded")
