@@ -16,7 +16,6 @@ writing, TLS and every other attribute go to the wrapped stream unchanged.
 
 from __future__ import annotations
 
-import select
 import socket
 import ssl
 from collections.abc import Iterable
@@ -24,20 +23,12 @@ from typing import Any
 
 import httpcore2
 import httpx2
+from httpcore2._utils import is_socket_readable
 
 HTTP_LIMITS = httpx2.Limits(max_connections=200, max_keepalive_connections=50)
-_READABLE = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
-
-
-def is_readable(sock: socket.socket | None) -> bool:
-    """True when a read would not block: data, or the peer's close, is waiting (a socket
-    that is gone counts as readable, as httpcore2 counts it: the next read returns b"")."""
-    fd = -1 if sock is None else sock.fileno()
-    if fd < 0:
-        return True
-    poller = select.poll()
-    poller.register(fd, _READABLE)
-    return bool(poller.poll(0))
+# httpcore2's own check (a `poll` of the socket; a socket that is gone counts as
+# readable, as the next read returns b""), called here with the socket kept at connect.
+is_readable = is_socket_readable
 
 
 class CheckedStream(httpcore2.AsyncNetworkStream):
@@ -118,11 +109,13 @@ class _Transport(httpx2.AsyncHTTPTransport):
         http2: bool,
         limits: httpx2.Limits,
     ) -> None:
+        # One SSL context (loading the CA store once), for httpx2's pool and its replacement.
+        ssl_context = httpx2.create_ssl_context(verify=verify, cert=cert, trust_env=trust_env)
         super().__init__(
-            verify=verify, cert=cert, trust_env=trust_env, http1=http1, http2=http2, limits=limits
+            verify=ssl_context, trust_env=trust_env, http1=http1, http2=http2, limits=limits
         )
         self._pool = httpcore2.AsyncConnectionPool(
-            ssl_context=httpx2.create_ssl_context(verify=verify, cert=cert, trust_env=trust_env),
+            ssl_context=ssl_context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,

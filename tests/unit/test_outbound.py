@@ -12,6 +12,7 @@ import httpx2
 import pytest
 
 from app.providers.outbound import SocketCheckingBackend, is_readable, outbound_client
+from tests.support.timing import QUICK_S, budget
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 
@@ -33,13 +34,15 @@ def test_a_socket_is_readable_once_data_or_the_peers_close_is_waiting() -> None:
 @asynccontextmanager
 async def server(
     answer: Callable[[bytes], bytes], *, close_after: bool
-) -> AsyncIterator[tuple[str, list[bytes], list[int]]]:
+) -> AsyncIterator[tuple[str, list[bytes], list[int], asyncio.Queue[None]]]:
     """A local HTTP/1.1 server: `answer(request head)` for each request; with `close_after`
     it closes every connection after its first answer (keep-alive not announced as ended,
     as a server that times out idle connections does). Yields the URL, the request heads
-    seen and the connections opened (by count)."""
+    seen, the connections opened (by count) and a queue with one item per connection
+    closed."""
     heads: list[bytes] = []
     opened: list[int] = []
+    closed: asyncio.Queue[None] = asyncio.Queue()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         opened.append(1)
@@ -54,11 +57,13 @@ async def server(
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         writer.close()
+        await writer.wait_closed()
+        closed.put_nowait(None)
 
     srv = await asyncio.start_server(handle, "127.0.0.1", 0)
     port = srv.sockets[0].getsockname()[1]
     async with srv:
-        yield f"http://127.0.0.1:{port}", heads, opened
+        yield f"http://127.0.0.1:{port}", heads, opened, closed
 
 
 async def test_the_client_pools_on_the_socket_checking_backend() -> None:
@@ -70,21 +75,20 @@ async def test_the_client_pools_on_the_socket_checking_backend() -> None:
 
 
 async def test_a_connection_the_server_closed_is_not_reused() -> None:
-    async with server(lambda _: OK, close_after=True) as (url, heads, opened):
+    async with server(lambda _: OK, close_after=True) as (url, heads, opened, closed):
         async with outbound_client() as http:
             for _ in range(3):
                 r = await http.get(url)
                 assert r.text == "ok"
-                # The server's close reaches this side before the next request is
-                # assigned: it is seen on the socket, so a new connection is opened.
-                await asyncio.sleep(0)
-                await asyncio.sleep(0)
+                # The server has closed the connection before the next request is
+                # assigned: that is seen on the socket, so a new connection is opened.
+                await asyncio.wait_for(closed.get(), budget(QUICK_S))
     assert len(heads) == 3
     assert len(opened) == 3
 
 
 async def test_an_open_idle_connection_is_reused() -> None:
-    async with server(lambda _: OK, close_after=False) as (url, heads, opened):
+    async with server(lambda _: OK, close_after=False) as (url, heads, opened, _):
         async with outbound_client() as http:
             for _ in range(3):
                 assert (await http.get(url)).text == "ok"
@@ -95,7 +99,7 @@ async def test_an_open_idle_connection_is_reused() -> None:
 async def test_a_proxy_from_the_environment_is_still_used(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    async with server(lambda _: OK, close_after=False) as (proxy, heads, _):
+    async with server(lambda _: OK, close_after=False) as (proxy, heads, _, _):
         monkeypatch.setenv("HTTP_PROXY", proxy)
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
