@@ -23,13 +23,10 @@ import time
 import uuid
 from pathlib import Path
 
-import httpx2
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from http_clients import LIBRARIES, pooled  # noqa: E402
 
-from app.providers.outbound import OutboundClient  # noqa: E402
 from tests.support.processes import mock_process  # noqa: E402
 
 ORDER = (*reversed(LIBRARIES), "jobgate")  # httpx first: the table reads before, after
@@ -38,12 +35,7 @@ BODY = {"kind": "report", "input": {"scenario": {"name": "fast"}}, "client_refer
 
 async def measure(lib: str, url: str, n: int, conc: int) -> tuple[float, float, float]:
     """(requests/s, user ms per request, system ms per request) of one client."""
-    if lib == "jobgate":
-        limits = httpx2.Limits(max_connections=conc, max_keepalive_connections=conc)
-        client = OutboundClient(base_url=url, timeout=30, limits=limits)
-    else:
-        client = pooled(lib, url, conc, timeout=30)
-    async with client:
+    async with pooled(lib, url, conc, timeout=30) as client:
         sem = asyncio.Semaphore(conc)
 
         async def one() -> None:
