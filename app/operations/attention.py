@@ -15,6 +15,7 @@ from app.core.txn import Txn
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.models import Operation
+from app.operations.presenter import with_errors
 from app.operations.schemas import ResolveRequest
 from app.operations.states import (
     HUMAN_WHY,
@@ -35,11 +36,13 @@ def why(op: Operation) -> str | None:
     state = op.state
     if state in HUMAN_WHY:
         return HUMAN_WHY[state][0]
+    if state != State.SUCCEEDED or op.acknowledged_at or not with_errors(op):
+        return None
     summary = op.result_summary if isinstance(op.result_summary, dict) else {}
     failed, never = int(summary.get("failed") or 0), int(summary.get("not_processed") or 0)
-    if state == State.SUCCEEDED and (failed or never) and not op.acknowledged_at:
-        return f"completed with errors: {failed} items failed, {never} never processed"
-    return None
+    if not failed and not never:
+        return "completed with errors: the provider counted none of the items that failed"
+    return f"completed with errors: {failed} items failed, {never} never processed"
 
 
 _TARGETS: dict[str, State] = {

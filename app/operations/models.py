@@ -83,6 +83,9 @@ class Operation(SQLModel, table=True):
     result_size: int | None = None
     result_sha256: str | None = None
     result_summary: Any = _json()
+    # The outcome table's verdict for a result it collected (app/providers/outcome.py):
+    # `succeeded` or `completed_with_errors` on a `succeeded` row; NULL elsewhere.
+    outcome: str | None = None
     error: Any = _json()
 
     cancel_reason: str | None = None

@@ -40,7 +40,7 @@ MIN_POLL_AFTER = 5.0  # never invite an agent to check more often than this (sec
 def agent_status(op: Operation) -> str:
     """The state's agent status (`states.STATUS_OF`), refined by what the row holds."""
     status = STATUS_OF[op.state]
-    if status == AgentStatus.SUCCEEDED and not_succeeded(op):
+    if status == AgentStatus.SUCCEEDED and with_errors(op):
         return AgentStatus.COMPLETED_WITH_ERRORS.value
     if status == AgentStatus.PROCESSING and op.cancel_requested_at is not None:
         return AgentStatus.CANCELLING.value
@@ -65,6 +65,14 @@ def failed_with_output(op: Operation) -> bool:
     return op.state == State.FAILED and has_output(op) and summary_count(op, "succeeded") > 0
 
 
+def with_errors(op: Operation) -> bool:
+    """A `succeeded` row the outcome table called `completed_with_errors` (or, on a row
+    older than that verdict's column, one whose counts show items that did not succeed)."""
+    if op.outcome is not None:
+        return op.outcome == AgentStatus.COMPLETED_WITH_ERRORS.value
+    return not_succeeded(op) > 0
+
+
 def not_succeeded(op: Operation) -> int:
     """Items that did not succeed: those that ran and failed, and those never processed."""
     return summary_count(op, "failed") + summary_count(op, "not_processed")
@@ -72,10 +80,16 @@ def not_succeeded(op: Operation) -> int:
 
 def _not_succeeded_words(op: Operation) -> str:
     failed, never = summary_count(op, "failed"), summary_count(op, "not_processed")
+    if not failed and not never:  # the outcome table's verdict without counts
+        return "the provider says some items did not succeed, without counting them"
     parts = [f"{failed} items {W.FAILED}"] if failed else []
     if never:
         parts.append(f"{never} items were never processed (expired or cancelled)")
     return " and ".join(parts)
+
+
+def _has_errors(op: Operation) -> bool:
+    return not_succeeded(op) > 0 or (op.state == State.SUCCEEDED and with_errors(op))
 
 
 def iso(ts: datetime | None) -> str | None:
@@ -145,7 +159,7 @@ def message_for(
     status_url = f"/v1/operations/{oid}"
     what = f"The {op.kind} job"
     if state == State.SUCCEEDED:
-        n_failed = not_succeeded(op)
+        n_failed = with_errors(op)
         late = (
             " The cancel request came too late: the job finished first."
             if (op.cancel_requested_at is not None)
@@ -278,7 +292,7 @@ def to_body(
         result=result,
         result_url=f"/v1/operations/{op.id}/result" if done_ok else None,
         result_summary=summary,
-        errors_url=f"/v1/operations/{op.id}/errors?limit=50" if not_succeeded(op) else None,
+        errors_url=f"/v1/operations/{op.id}/errors?limit=50" if _has_errors(op) else None,
         error=_error(op),
         trace_id=op.trace_id,
         labels=op.labels or {},

@@ -135,6 +135,12 @@ class Profile(SpecModel):
             return SingleCreate.LOOKUP
         return SingleCreate.NONE
 
+    @property
+    def itemless(self) -> bool:
+        """The profile counts no items: a job is one piece of work (the outcome table's
+        `itemless`). A profile that counts items never reports a success with none."""
+        return self.counts is None
+
     def remote_class(self, state: str) -> RemoteClass:
         """Map a provider word; an unknown one is RUNNING (never mistaken for success).
         State rules need the whole answer: see app.providers.state_rules.classify."""

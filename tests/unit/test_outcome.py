@@ -1,5 +1,5 @@
-"""The outcome table: nothing failed or left unprocessed is ever success, and partial
-output of a job that ended early is kept and offered."""
+"""The outcome table: nothing failed, left unprocessed or uncounted is ever success, and
+partial output of a job that ended early is kept and offered."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.providers.counts import Counts
-from app.providers.outcome import TABLE, ResultClass, markdown_table, outcome
+from app.providers.outcome import TABLE, Facts, ResultClass, judge, markdown_table, outcome
 from app.providers.types import RemoteClass as C
 
 R = ResultClass
@@ -16,33 +16,58 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "profiles.md"
 
 
 @pytest.mark.parametrize(
-    ("remote", "counts", "result", "keep_partial"),
+    ("remote", "counts", "itemless", "result", "keep_partial"),
     [
-        (C.PENDING, None, None, False),
-        (C.RUNNING, Counts(10, 10, 0, 0), None, False),
-        (C.SUCCEEDED, None, R.SUCCEEDED, False),
-        (C.SUCCEEDED, Counts(10, 10, 0, 0), R.SUCCEEDED, False),
-        (C.SUCCEEDED, Counts(10, 9, 1, 0), R.COMPLETED_WITH_ERRORS, True),
-        (C.SUCCEEDED, Counts(10, 9, 0, 1), R.COMPLETED_WITH_ERRORS, True),
-        (C.SUCCEEDED, Counts(10, 9), R.COMPLETED_WITH_ERRORS, True),  # one unaccounted for
-        (C.SUCCEEDED, Counts(10, 12, 0, 0), R.COMPLETED_WITH_ERRORS, True),  # counts disagree
-        (C.SUCCEEDED, Counts(total=10), R.COMPLETED_WITH_ERRORS, True),  # succeeded unknown
-        (C.SUCCEEDED, Counts(10, 0, 10, 0), R.FAILED, False),
-        (C.SUCCEEDED_PARTIAL, None, R.COMPLETED_WITH_ERRORS, True),
-        (C.SUCCEEDED_PARTIAL, Counts(100, 60, 0, 40), R.COMPLETED_WITH_ERRORS, True),  # expired
-        (C.SUCCEEDED_PARTIAL, Counts(100, 0, 7, 93), R.FAILED, False),
-        (C.FAILED, None, R.FAILED, False),
-        (C.FAILED, Counts(10, 4, 6, 0), R.FAILED, True),
-        (C.CANCELLED, Counts(100, 60, 0, 40), R.CANCELLED, True),
-        (C.CANCELLED, Counts(100, 0, 0, 100), R.CANCELLED, False),
-        (C.CANCELLED, None, R.CANCELLED, False),
+        (C.PENDING, None, False, None, False),
+        (C.RUNNING, Counts(10, 10, 0, 0), False, None, False),
+        (C.SUCCEEDED, None, True, R.SUCCEEDED, False),  # one piece of work
+        (C.SUCCEEDED, None, False, R.COMPLETED_WITH_ERRORS, True),  # counts unreadable
+        (C.SUCCEEDED, Counts(10, 10, 0, 0), False, R.SUCCEEDED, False),
+        (C.SUCCEEDED, Counts(10, 9, 1, 0), False, R.COMPLETED_WITH_ERRORS, True),
+        (C.SUCCEEDED, Counts(10, 9, 0, 1), False, R.COMPLETED_WITH_ERRORS, True),
+        (C.SUCCEEDED, Counts(10, 9), False, R.COMPLETED_WITH_ERRORS, True),  # one unaccounted
+        (C.SUCCEEDED, Counts(10, 12, 0, 0), False, R.COMPLETED_WITH_ERRORS, True),  # disagree
+        (C.SUCCEEDED, Counts(total=10), False, R.COMPLETED_WITH_ERRORS, True),  # no succeeded
+        (C.SUCCEEDED, Counts(10, 0, 10, 0), False, R.FAILED, False),
+        (C.SUCCEEDED, Counts(0, 0, 0, 0), False, R.FAILED, False),  # nothing counted
+        (C.SUCCEEDED, Counts(0, 0, 0, 0), True, R.FAILED, False),
+        (C.SUCCEEDED_PARTIAL, None, False, R.COMPLETED_WITH_ERRORS, True),
+        (C.SUCCEEDED_PARTIAL, None, True, R.COMPLETED_WITH_ERRORS, True),  # never success
+        (C.SUCCEEDED_PARTIAL, Counts(0, 0, 0, 0), False, R.FAILED, False),
+        (C.SUCCEEDED_PARTIAL, Counts(100, 60, 0, 40), False, R.COMPLETED_WITH_ERRORS, True),
+        (C.SUCCEEDED_PARTIAL, Counts(100, 0, 7, 93), False, R.FAILED, False),
+        (C.FAILED, None, False, R.FAILED, False),
+        (C.FAILED, Counts(10, 4, 6, 0), False, R.FAILED, True),
+        (C.CANCELLED, Counts(100, 60, 0, 40), False, R.CANCELLED, True),
+        (C.CANCELLED, Counts(100, 0, 0, 100), False, R.CANCELLED, False),
+        (C.CANCELLED, None, False, R.CANCELLED, False),
     ],
 )
-def test_the_table(remote: C, counts: Counts | None, result: R | None, keep_partial: bool) -> None:
-    verdict = outcome(remote, counts)
+def test_the_table(
+    remote: C, counts: Counts | None, itemless: bool, result: R | None, keep_partial: bool
+) -> None:
+    verdict = outcome(remote, counts, itemless=itemless)
     assert (verdict.result, verdict.keep_partial) == (result, keep_partial)
     assert verdict.may_report_success is (result is R.SUCCEEDED)
     assert verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("counts", "listed", "result", "failed"),
+    [
+        (None, 3, R.COMPLETED_WITH_ERRORS, 3),  # no counts, three failures listed
+        (Counts(10, 10, 0, 0), 2, R.COMPLETED_WITH_ERRORS, 2),  # counts deny what is listed
+        (Counts(10, 8, 2, 0), 2, R.COMPLETED_WITH_ERRORS, 2),  # listed = counted
+        (Counts(100, 60, 0, 40), 40, R.COMPLETED_WITH_ERRORS, 0),  # expired lines listed
+        (Counts(3, 0, 3, 0), 3, R.FAILED, 3),
+    ],
+)
+def test_listed_items_count_as_not_succeeded(
+    counts: Counts | None, listed: int, result: R, failed: int
+) -> None:
+    verdict = judge(Facts(C.SUCCEEDED, counts, listed, itemless=counts is None))
+    assert verdict.result is result
+    assert verdict.counts is not None and (verdict.counts.failed or 0) == failed
 
 
 def test_failed_items_are_collected_even_when_the_job_failed() -> None:
@@ -52,12 +77,30 @@ def test_failed_items_are_collected_even_when_the_job_failed() -> None:
     assert not outcome(C.RUNNING, None).collect
 
 
-def test_only_every_item_succeeded_may_be_reported_as_success() -> None:
+def test_every_success_class_collects_before_it_decides() -> None:
+    for itemless in (True, False):
+        for counts in (None, Counts(0, 0, 0, 0), Counts(5, 5, 0, 0), Counts(5, 4, 1, 0)):
+            for remote in (C.SUCCEEDED, C.SUCCEEDED_PARTIAL):
+                assert outcome(remote, counts, itemless=itemless).collect
+
+
+def test_only_every_item_succeeded_or_an_itemless_job_may_be_reported_as_success() -> None:
     for remote in C:
-        for counts in (None, Counts(5, 4, 1, 0), Counts(5, 4, 0, 1), Counts(5, 0, 5, 0)):
-            verdict = outcome(remote, counts)
-            if verdict.may_report_success:
-                assert remote is C.SUCCEEDED and counts is None
+        for itemless in (True, False):
+            for counts in (
+                None,
+                Counts(0, 0, 0, 0),
+                Counts(5, 4, 1, 0),
+                Counts(5, 4, 0, 1),
+                Counts(5, 0, 5, 0),
+                Counts(5, 5, 0, 0),
+            ):
+                for listed in (0, 1):
+                    verdict = judge(Facts(remote, counts, listed, itemless))
+                    if not verdict.may_report_success:
+                        continue
+                    assert remote is C.SUCCEEDED and listed == 0
+                    assert (counts is None and itemless) or counts == Counts(5, 5, 0, 0)
 
 
 def test_every_remote_class_has_a_row() -> None:

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from app.operations.driver.decision import Decision, needs_human
 from app.operations.states import Evidence, EvidenceKind, State
-from app.providers.outcome import ResultClass, outcome
+from app.providers.counts import Counts
+from app.providers.outcome import Facts, ResultClass, judge
 from app.providers.types import CallResult, Outcome, RemoteClass
 from app.results.validate import Rules, canonical, check
 from app.results.validate import Verdict as CheckVerdict
@@ -142,8 +143,8 @@ async def checked(
         fields["result"] = res.result
     else:
         fields["result_ref"] = await asyncio.to_thread(_store, ctx, verdict.sha256, res.result)
-    if res.items:
-        fields["result_summary"] = _summary(res)
+    if res.counts is not None and res.counts.known():
+        fields["result_summary"] = summary_of(res.counts)
     return verdict, fields
 
 
@@ -160,16 +161,20 @@ async def _judge(
             details={"check": verdict.code},
             exchanges=exchanges,
         )
-    if _verdict(op, res) is ResultClass.FAILED:
-        summary = fields.setdefault("result_summary", _summary(res))
-        if summary["succeeded"] == 0:
+    found = judge(facts_of(profile, op, res))
+    if found.counts is not None:
+        fields["result_summary"] = summary_of(found.counts)
+    else:
+        fields.pop("result_summary", None)
+    failed_items = list(res.failed_items)
+    if found.result is ResultClass.FAILED:
+        summary = fields.get("result_summary") or dict.fromkeys(SUMMARY_KEYS, 0)
+        fields["result_summary"] = summary
+        if not summary["succeeded"]:
             # Nothing usable: no output is kept, so none is offered (`GET /result` is 409).
             for name in _OUTPUT_FIELDS:
                 fields.pop(name, None)
-            fields["error"] = {
-                "code": "all_items_failed",
-                "message": _none_succeeded(summary),
-            }
+            fields["error"] = _nothing_usable(summary)
         else:  # the job itself failed after some items: failed, the partial output kept
             fields["error"] = {
                 "code": "remote_failed",
@@ -179,48 +184,55 @@ async def _judge(
             }
         return Decision(
             State.FAILED,
-            "the result shows every item failed",
+            f"the result shows no usable output ({found.reason})",
             Evidence(EvidenceKind.RESULT_FAILED, dict(summary)),
             fields,
             exchanges=exchanges,
-            failed_items=list(res.failed_items),
+            failed_items=failed_items,
         )
+    assert found.result in (ResultClass.SUCCEEDED, ResultClass.COMPLETED_WITH_ERRORS)
+    fields["outcome"] = found.result.value
     return Decision(
         State.SUCCEEDED,
-        "result collected and valid",
+        "result collected and valid"
+        + ("" if found.may_report_success else f"; {found.result.value}: {found.reason}"),
         Evidence(EvidenceKind.RESULT_VALID),
         fields,
         exchanges=exchanges,
-        failed_items=list(res.failed_items),
+        failed_items=failed_items,
     )
 
 
-def _summary(res: CallResult) -> dict[str, int]:
-    items = res.items or {}
-    return {k: int(items.get(k, 0)) for k in SUMMARY_KEYS}
-
-
-def _none_succeeded(summary: dict[str, int]) -> str:
-    if not summary.get("not_processed"):
-        return f"every one of {summary['processed']} items failed"
-    return (
-        f"none of {summary['processed']} items succeeded: {summary['failed']} failed, "
-        f"{summary['not_processed']} were never processed"
-    )
-
-
-def _verdict(op: Operation, res: CallResult) -> ResultClass | None:
-    """The outcome table's result for the remote class on the row and the collected counts;
-    without counts, the items the documents showed (no item succeeded: failed)."""
+def facts_of(profile: Profile, op: Operation, res: CallResult) -> Facts:
+    """What the outcome table reads of a collected result: the remote class recorded on
+    the row (a success class when the create answer carried the result), the counts
+    read, and the items its documents listed as not succeeded."""
     try:
         remote = RemoteClass(op.remote_class) if op.remote_class else None
     except ValueError:
         remote = None
-    if remote is not None and res.counts is not None and res.counts.known():
-        found = outcome(remote, res.counts).result
-        if found is not None:
-            return found
-    items = res.items or {}
-    if items and items.get("processed", 0) > 0 and items.get("succeeded", 0) == 0:
-        return ResultClass.FAILED
-    return None
+    if remote is None:
+        remote = res.remote_class or RemoteClass.SUCCEEDED
+    return Facts(remote, res.counts, len(res.failed_items), profile.itemless)
+
+
+def summary_of(counts: Counts) -> dict[str, int]:
+    """`result_summary`: processed / succeeded / failed / not_processed, zeros filled in."""
+    items = counts.as_items() or {}
+    return {k: int(items.get(k, 0)) for k in SUMMARY_KEYS}
+
+
+def _nothing_usable(summary: dict[str, int]) -> dict[str, Any]:
+    if not summary["processed"] and not summary["failed"]:
+        return {
+            "code": "no_items",
+            "message": "the provider reported the job done but counted no item processed",
+        }
+    if not summary.get("not_processed"):
+        message = f"every one of {summary['processed']} items failed"
+    else:
+        message = (
+            f"none of {summary['processed']} items succeeded: {summary['failed']} failed, "
+            f"{summary['not_processed']} were never processed"
+        )
+    return {"code": "all_items_failed", "message": message}

@@ -12,7 +12,7 @@ from sqlalchemy.exc import DataError
 from app.core.txn import Txn
 from app.operations.models import HistoryEntry, Operation, ResultItem
 from app.operations.repository.tables import HIST, ITEMS, OPS
-from app.operations.states import NEEDS_ATTENTION, State
+from app.operations.states import NEEDS_ATTENTION, AgentStatus, State
 
 # The two reads of every request and step, built once (issue 11); values bound by name.
 _GET = select(Operation).where(OPS.c.id == bindparam("k_id"))
@@ -141,10 +141,7 @@ def needs_human() -> Any:
     partial = and_(
         OPS.c.state == State.SUCCEEDED.value,
         OPS.c.acknowledged_at.is_(None),
-        or_(
-            OPS.c.result_summary["failed"].as_integer() > 0,
-            OPS.c.result_summary["not_processed"].as_integer() > 0,
-        ),
+        OPS.c.outcome == AgentStatus.COMPLETED_WITH_ERRORS.value,
     )
     return or_(OPS.c.state.in_([s.value for s in NEEDS_ATTENTION]), partial)
 

@@ -1,0 +1,85 @@
+"""A provider whose every job follows the script its create input carries: for tests that
+must reach one exact provider answer (e.g. each row of the outcome table) through the
+real HTTP path and the real driver.
+
+`POST /jobs` takes `{"running_reads": N, "final": {...}, "output": [...], "errors": [...]}`
+and answers 202 `{"id", "state": "running"}`. `GET /jobs/{id}` answers `running` for the
+first N reads (1 by default), then `{"id": ..., **final}`. `GET /jobs/{id}/output` and
+`/errors` serve the script's lines as JSON Lines. It never imports the gateway.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+
+# The profile that drives it; `{counts}` is a `counts:` section or nothing (itemless).
+PROFILE = """\
+version: 2
+name: {name}
+base_url: http://127.0.0.1:9
+base_url_env: JOBGATE_SCRIPTED_URL
+kinds:
+  run:
+    create: {{method: POST, path: /jobs, body: $input}}
+status: {{method: GET, path: "/jobs/{{job_id}}"}}
+result:
+  safe_to_repeat: true
+  documents:
+    - {{name: output, path: "/jobs/{{job_id}}/output", format: jsonl, role: output}}
+    - {{name: errors, path: "/jobs/{{job_id}}/errors", format: jsonl, role: errors,
+        items: {{id: /id, error: /error}}}}
+pointers: {{job_id: /id, state: /state}}
+states: {{running: running, succeeded: succeeded, partial: succeeded_partial,
+          failed: failed, cancelled: cancelled}}
+{counts}
+"""
+COUNTS = """\
+counts:
+  source: status
+  total: /counts/total
+  succeeded: /counts/succeeded
+  failed: /counts/failed
+  not_processed: /counts/not_processed
+"""
+
+
+def profile_yaml(name: str, *, itemless: bool) -> str:
+    """The profile text: `itemless` leaves `counts` out (a job that is one piece of work)."""
+    return PROFILE.format(name=name, counts="" if itemless else COUNTS)
+
+
+def create_app() -> FastAPI:
+    app = FastAPI()
+    jobs: dict[str, dict[str, Any]] = {}
+
+    @app.post("/jobs")
+    async def create(request: Request) -> JSONResponse:
+        job_id = f"job-{len(jobs) + 1}"
+        jobs[job_id] = {"script": await request.json(), "reads": 0}
+        return JSONResponse({"id": job_id, "state": "running"}, status_code=202)
+
+    @app.get("/jobs/{job_id}")
+    async def status(job_id: str) -> JSONResponse:
+        job = jobs[job_id]
+        job["reads"] += 1
+        if job["reads"] <= int(job["script"].get("running_reads", 1)):
+            return JSONResponse({"id": job_id, "state": "running"})
+        return JSONResponse({"id": job_id, **job["script"]["final"]})
+
+    def lines(job_id: str, name: str) -> Response:
+        body = "".join(json.dumps(line) + "\n" for line in jobs[job_id]["script"].get(name, []))
+        return Response(body, media_type="application/jsonl")
+
+    @app.get("/jobs/{job_id}/output")
+    async def output(job_id: str) -> Response:
+        return lines(job_id, "output")
+
+    @app.get("/jobs/{job_id}/errors")
+    async def errors(job_id: str) -> Response:
+        return lines(job_id, "errors")
+
+    return app
