@@ -17,7 +17,6 @@ from typing import Any
 
 import httpx2
 
-from app.providers import counts as counting
 from app.providers import extract, pointers, prepare
 from app.providers import lookup as lk
 from app.providers.http_util import classify as classify  # re-exported: tests import it here
@@ -290,9 +289,8 @@ class ProviderClient(Wire):
         if seen.inline is MISSING or seen.inline is None:
             return found
         found = replace(found, **extract.result_document(profile, seen.inline))
-        spec = profile.counts
-        if spec is not None and spec.source == "result":
-            inline_counts = counting.read(spec, seen.inline)
+        if profile.counts is not None and profile.counts.source == "result":
+            inline_counts = extract.counts_of(profile, seen.inline, "result")
             items = inline_counts.as_items() if inline_counts else None
             found = replace(found, counts=inline_counts, items=items)
         return found

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.providers import pointers
+from app.providers.adapter import DEFAULT, Adapter
 from app.providers.counts import Counts
 from app.providers.pointers import MISSING
 from app.providers.spec_results import DocumentSpec, ItemRules
@@ -28,10 +29,15 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def item_verdict(rules: ItemRules, role: str, line: Any) -> tuple[bool, dict[str, Any]]:
-    """(succeeded, failed-item record) for one line, by the document's item rules."""
+def item_verdict(
+    rules: ItemRules, role: str, line: Any, judged: bool | None = None
+) -> tuple[bool, dict[str, Any]]:
+    """(succeeded, failed-item record) for one line: ``judged`` (the adapter's word) when
+    given, else the document's item rules."""
     status = pointers.get(line, rules.status) if rules.status else MISSING
-    if rules.status is None:
+    if judged is not None:
+        ok = judged
+    elif rules.status is None:
         ok = role == "output"
     else:
         ok = any(_same(status, v) for v in rules.succeeded)
@@ -57,6 +63,7 @@ class LineReader:
 
     spec: DocumentSpec
     limit: int
+    hooks: Adapter = DEFAULT
     size: int = 0
     lines: int = 0
     ok: list[Any] = field(default_factory=list)
@@ -95,7 +102,8 @@ class LineReader:
         except ValueError:
             self.error = f"document {self.spec.name}: line {self.lines} is not JSON"
             return False
-        ok, record = item_verdict(self.spec.items, self.spec.role, line)
+        judged = self.hooks.judge_line(self.spec.name, line)
+        ok, record = item_verdict(self.spec.items, self.spec.role, line, judged)
         if ok:
             self.ok.append(line)
         else:

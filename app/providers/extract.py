@@ -83,10 +83,7 @@ def seen(
     job_id = as_str(pointers.get(body, p.job_id))
     if create is not None and create.job_id is not None:
         job_id = source(create.job_id, body, headers)
-    spec = profile.counts
-    found_counts = (
-        counting.read(spec, body) if spec is not None and spec.source == "status" else None
-    )
+    found_counts = counts_of(profile, body, "status")
     state, cls = classify(
         body,
         state=p.state,
@@ -94,6 +91,8 @@ def seen(
         rules=profile.state_rules,
         counts=found_counts,
     )
+    if body is not None and (said := profile.hooks.classify(body, found_counts)) is not None:
+        cls = said
     completed = as_int(pointers.get(body, p.progress_completed))
     total = as_int(pointers.get(body, p.progress_total))
     fields = {
@@ -117,12 +116,30 @@ def seen(
     )
 
 
+def counts_of(profile: Profile, body: Any, source: str) -> Counts | None:
+    """The item counts of an answer of ``source`` (status | result), when the profile reads
+    its counts from that kind of answer: the adapter's count first, then ``counts``."""
+    spec = profile.counts
+    if (spec.source if spec is not None else "status") != source or body is None:
+        return None
+    found = profile.hooks.count(body)
+    if found is not None:
+        return found
+    return counting.read(spec, body) if spec is not None else None
+
+
 def result_document(profile: Profile, doc: Any) -> dict[str, Any]:
-    """Data, claimed checksum and failed items of a JSON result document."""
+    """Data, claimed checksum and failed items of a JSON result document (the adapter's
+    `result` and `failed_items` first, then ``pointers.result``)."""
     rp = profile.pointers.result
-    failed = pointers.get(doc, rp.failed_items)
+    data = profile.hooks.result(doc)
+    if data is None:
+        data = present(pointers.get(doc, rp.data))
+    failed = profile.hooks.failed_items(doc)
+    if failed is None:
+        failed = pointers.get(doc, rp.failed_items)
     return {
-        "result": present(pointers.get(doc, rp.data)),
+        "result": data,
         "result_sha256": as_str(pointers.get(doc, rp.sha256)),
         "failed_items": failed if isinstance(failed, list) else [],
     }

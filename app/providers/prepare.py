@@ -193,6 +193,8 @@ def create(
     body = prepared.json_body
     if ep.body is None and ep.multipart is None:
         body = copy.deepcopy(known.get("input"))
+    if ep.multipart is None:
+        body = _adapted(profile, str(known.get("kind") or ""), body, known.get("input"))
     headers = dict(prepared.headers)
     params = dict(prepared.params or {})
     reference = None
@@ -219,6 +221,17 @@ def create(
         "create", prepared.method, prepared.url, headers, params or None, body, has_body,
         prepared.data, prepared.files, prepared.credentials,
     )  # fmt: skip
+
+
+def _adapted(profile: Profile, kind: str, body: Any, input: Any) -> Any:
+    """The adapter's create body, when it builds one; its failure is a build error (nothing
+    is sent)."""
+    try:
+        built = profile.hooks.create_body(kind, copy.deepcopy(body), copy.deepcopy(input))
+    except Exception as exc:  # the adapter's bug: refused here, never half-sent
+        raise BuildError(f"create: the adapter's create_body failed: {type(exc).__name__}: "
+                         f"{exc}") from None  # fmt: skip
+    return body if built is None else built
 
 
 def follow(base: str, link: str) -> str:

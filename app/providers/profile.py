@@ -16,8 +16,9 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import AfterValidator, Field, ValidationError, model_validator
+from pydantic import AfterValidator, Field, PrivateAttr, ValidationError, model_validator
 
+from app.providers import adapter as adapters
 from app.providers import checks
 from app.providers.counts import CountsSpec
 from app.providers.lookup import LookupEndpoint as LookupEndpoint  # re-exported
@@ -83,6 +84,9 @@ class Profile(SpecModel):
 
     version: Literal[2]
     name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")]
+    # A Python file beside the profile (NAME.py) whose hooks say what YAML cannot
+    # (app/providers/adapter.py; docs/profiles.md, "Python adapters").
+    adapter: Annotated[str, Field(pattern=adapters.NAME.pattern)] | None = None
     base_url: Annotated[str, AfterValidator(_check_base_url)]
     base_url_env: EnvName | None = None
     origins: list[OriginSpec] = []
@@ -109,6 +113,17 @@ class Profile(SpecModel):
     timeouts: Timeouts = Timeouts()
     webhooks: WebhookSpec = WebhookSpec()
     validation: ValidationDefaults = ValidationDefaults()
+    _hooks: adapters.Adapter = PrivateAttr(default=adapters.DEFAULT)
+
+    @property
+    def hooks(self) -> adapters.Adapter:
+        """The profile's adapter (the base class, whose hooks all defer, when it names none)."""
+        return self._hooks
+
+    def with_hooks(self, hooks: adapters.Adapter) -> Profile:
+        """This profile with ``hooks`` as its adapter (the loader sets the one it names)."""
+        self._hooks = hooks
+        return self
 
     @model_validator(mode="after")
     def _consistent(self) -> Profile:
@@ -139,7 +154,7 @@ class Profile(SpecModel):
     def itemless(self) -> bool:
         """The profile counts no items: a job is one piece of work (the outcome table's
         `itemless`). A profile that counts items never reports a success with none."""
-        return self.counts is None
+        return self.counts is None and not adapters.counts_items(self.hooks)
 
     def remote_class(self, state: str) -> RemoteClass:
         """Map a provider word; an unknown one is RUNNING (never mistaken for success).
@@ -256,6 +271,11 @@ def load_profile(path: Path, env: Mapping[str, str]) -> Profile:
         except ValueError as exc:
             raise ProfileError(f"{path}: base_url_env ({profile.base_url_env}): {exc}") from None
         profile = profile.model_copy(update={"base_url": override})
+    if profile.adapter is not None:
+        try:
+            profile.with_hooks(adapters.load(path.parent, profile.adapter, profile.name))
+        except adapters.AdapterError as exc:
+            raise ProfileError(f"{path}: adapter: {exc}") from None
     return profile
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.providers import counts as counting
 from app.providers import extract, pointers, prepare, templates
+from app.providers.adapter import counts_items
 from app.providers.documents import LineReader, item_counts
 from app.providers.prepare import BuildError, Values
 from app.providers.profile import Profile
@@ -30,7 +31,10 @@ def needs_status(profile: Profile) -> bool:
     fields = set(profile.pointers.fields)
     docs = profile.result.documents if profile.result else []
     used = set().union(*(templates.references(d.template_parts()) for d in docs))
-    return bool(used & fields) or (profile.counts is not None and profile.counts.source == "status")
+    source = profile.counts.source if profile.counts is not None else None
+    if source is None and counts_items(profile.hooks):
+        source = "status"  # an adapter that counts reads the status answer
+    return bool(used & fields) or source == "status"
 
 
 def _address(doc: DocumentSpec, values: dict[str, Any]) -> tuple[str | None, bool]:
@@ -85,7 +89,7 @@ async def collect(
             return replace(refused, extra_exchanges=earlier, documents=infos)
         reader = None
         if doc.format == "jsonl":
-            reader = LineReader(doc, doc.max_bytes or profile.validation.max_bytes)
+            reader = LineReader(doc, doc.max_bytes or profile.validation.max_bytes, profile.hooks)
         raw = await client.send(profile, prepared, trace_id, worker, reader)
         if reader is not None:
             ok = reader.error is None and not reader.truncated
@@ -121,7 +125,7 @@ def _combine(
 ) -> CallResult:
     spec = profile.counts
     if spec is not None and spec.source == "result":
-        found_counts = counting.read(spec, json_doc)
+        found_counts = extract.counts_of(profile, json_doc, "result")
     elif spec is not None and spec.source == "items":
         found_counts = item_counts(readers)
     failed: list[Any] = [item for r in readers for item in r.failed]

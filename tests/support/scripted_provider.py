@@ -3,9 +3,11 @@ must reach one exact provider answer (e.g. each row of the outcome table) throug
 real HTTP path and the real driver.
 
 `POST /jobs` takes `{"running_reads": N, "final": {...}, "output": [...], "errors": [...]}`
-and answers 202 `{"id", "state": "running"}`. `GET /jobs/{id}` answers `running` for the
-first N reads (1 by default), then `{"id": ..., **final}`. `GET /jobs/{id}/output` and
-`/errors` serve the script's lines as JSON Lines. It never imports the gateway.
+(or that script under `"wrapped"`, as a test adapter's create body sends it) and answers
+202 `{"id", "state": "running"}`. `GET /jobs/{id}` answers `running` for the first N
+reads (1 by default), then `{"id": ..., **final}`. `GET /jobs/{id}/output` and `/errors`
+serve the script's lines as JSON Lines; `GET /jobs/{id}/received` the create body as it
+came. It never imports the gateway.
 """
 
 from __future__ import annotations
@@ -26,13 +28,8 @@ kinds:
   run:
     create: {{method: POST, path: /jobs, body: $input}}
 status: {{method: GET, path: "/jobs/{{job_id}}"}}
-result:
-  safe_to_repeat: true
-  documents:
-    - {{name: output, path: "/jobs/{{job_id}}/output", format: jsonl, role: output}}
-    - {{name: errors, path: "/jobs/{{job_id}}/errors", format: jsonl, role: errors,
-        items: {{id: /id, error: /error}}}}
-pointers: {{job_id: /id, state: /state}}
+{result}
+pointers: {{job_id: /id, state: /state{inline}}}
 states: {{running: running, succeeded: succeeded, partial: succeeded_partial,
           failed: failed, cancelled: cancelled}}
 {counts}
@@ -47,9 +44,25 @@ counts:
 """
 
 
-def profile_yaml(name: str, *, itemless: bool) -> str:
-    """The profile text: `itemless` leaves `counts` out (a job that is one piece of work)."""
-    return PROFILE.format(name=name, counts="" if itemless else COUNTS)
+DOCUMENTS = """\
+result:
+  safe_to_repeat: true
+  documents:
+    - {name: output, path: "/jobs/{job_id}/output", format: jsonl, role: output}
+    - {name: errors, path: "/jobs/{job_id}/errors", format: jsonl, role: errors,
+        items: {id: /id, error: /error}}
+"""
+
+
+def profile_yaml(name: str, *, itemless: bool, inline: bool = False) -> str:
+    """The profile text: `itemless` leaves `counts` out (a job that is one piece of work);
+    `inline` reads the result from the final status answer instead of documents."""
+    return PROFILE.format(
+        name=name,
+        counts="" if itemless else COUNTS,
+        result="" if inline else DOCUMENTS,
+        inline=', inline_result: "", result: {data: ""}' if inline else "",
+    )
 
 
 def create_app() -> FastAPI:
@@ -59,7 +72,8 @@ def create_app() -> FastAPI:
     @app.post("/jobs")
     async def create(request: Request) -> JSONResponse:
         job_id = f"job-{len(jobs) + 1}"
-        jobs[job_id] = {"script": await request.json(), "reads": 0}
+        body = await request.json()
+        jobs[job_id] = {"script": body.get("wrapped", body), "reads": 0, "received": body}
         return JSONResponse({"id": job_id, "state": "running"}, status_code=202)
 
     @app.get("/jobs/{job_id}")
@@ -73,6 +87,10 @@ def create_app() -> FastAPI:
     def lines(job_id: str, name: str) -> Response:
         body = "".join(json.dumps(line) + "\n" for line in jobs[job_id]["script"].get(name, []))
         return Response(body, media_type="application/jsonl")
+
+    @app.get("/jobs/{job_id}/received")
+    async def received(job_id: str) -> JSONResponse:
+        return JSONResponse(jobs[job_id]["received"])
 
     @app.get("/jobs/{job_id}/output")
     async def output(job_id: str) -> Response:
