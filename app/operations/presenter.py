@@ -65,6 +65,18 @@ def failed_with_output(op: Operation) -> bool:
     return op.state == State.FAILED and has_output(op) and summary_count(op, "succeeded") > 0
 
 
+def kept_items(op: Operation) -> int:
+    """How many items a kept output holds: counted in it when it is stored inline as a
+    list (so the words match `GET /result`), else the provider's count of those done."""
+    if isinstance(op.result, list):
+        return len(op.result)
+    return summary_count(op, "succeeded")
+
+
+def _items_were(n: int) -> str:
+    return "1 item was" if n == 1 else f"{n} items were"
+
+
 def with_errors(op: Operation) -> bool:
     """A `succeeded` row the outcome table called `completed_with_errors` (or, on a row
     older than that verdict's column, one whose counts show items that did not succeed)."""
@@ -192,7 +204,7 @@ def message_for(
             return said, None
         act = _action(f"GET {status_url}/result", "get_result", mcp)
         return (
-            f"{said} {summary_count(op, 'succeeded')} items were done before it "
+            f"{said} {_items_were(kept_items(op))} done before it "
             f"failed: that partial output is kept at {W.how_to_call(act.call, act.tool)}. "
             "It is NOT a success: report it only as the part done of a failed job; the "
             "items that failed or never ran are not in it.",
@@ -211,10 +223,17 @@ def message_for(
             "It did not succeed: do not report success; report that it was cancelled."
         )
         if not has_output(op):
-            return said, None
+            if not not_succeeded(op):
+                return said, None
+            act = _action(f"GET {status_url}/errors", "get_errors", mcp)
+            return (
+                f"{said} The items it stopped are listed at "
+                f"{W.how_to_call(act.call, act.tool)}.",
+                act,
+            )
         act = _action(f"GET {status_url}/result", "get_result", mcp)
         return (
-            f"{said} {summary_count(op, 'succeeded') or 'Some'} items were done before the cancel: "
+            f"{said} {_items_were(kept_items(op))} done before the cancel: "
             f"that partial output is kept at {W.how_to_call(act.call, act.tool)}; the items "
             "that failed or never ran are not in it.",
             act,

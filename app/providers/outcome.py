@@ -178,8 +178,8 @@ TABLE: tuple[Row, ...] = (
     Row((RemoteClass.FAILED,), "any", R.FAILED, False, False, "the job failed"),
     Row((RemoteClass.CANCELLED,), "some_succeeded", R.CANCELLED, True, True,
         "cancelled after some items succeeded: the partial output is kept and offered"),
-    Row((RemoteClass.CANCELLED,), "any", R.CANCELLED, False, False,
-        "cancelled before any item succeeded"),
+    Row((RemoteClass.CANCELLED,), "any", R.CANCELLED, True, False,
+        "cancelled before any item succeeded: the items it lists are collected for /errors"),
 )  # fmt: skip
 
 

@@ -170,16 +170,18 @@ async def _judge(
     if found.result is ResultClass.FAILED:
         summary = fields.get("result_summary") or dict.fromkeys(SUMMARY_KEYS, 0)
         fields["result_summary"] = summary
-        if not summary["succeeded"]:
-            # Nothing usable: no output is kept, so none is offered (`GET /result` is 409).
+        kept = summary["succeeded"] > 0 and holds_items(res.result)
+        if not kept:  # no output is kept, so none is offered (`GET /result` is 409)
             for name in _OUTPUT_FIELDS:
                 fields.pop(name, None)
+        if not summary["succeeded"]:
             fields["error"] = _nothing_usable(summary)
         else:  # the job itself failed after some items: failed, the partial output kept
+            missing = "" if kept else "; the provider's documents hold none of their output"
             fields["error"] = {
                 "code": "remote_failed",
                 "message": f"the job failed after {summary['succeeded']} of "
-                f"{summary['processed']} items succeeded",
+                f"{summary['processed']} items succeeded{missing}",
                 "details": {"source": "provider"},
             }
         return Decision(
@@ -214,6 +216,12 @@ def facts_of(profile: Profile, op: Operation, res: CallResult) -> Facts:
     if remote is None:
         remote = res.remote_class or RemoteClass.SUCCEEDED
     return Facts(remote, res.counts, len(res.failed_items), profile.itemless)
+
+
+def holds_items(result: Any) -> bool:
+    """Whether a collected output holds something to offer (an empty list does not): a
+    partial output is kept only then, so no words offer what `GET /result` would not show."""
+    return result is not None and result != [] and result != {}
 
 
 def summary_of(counts: Counts) -> dict[str, int]:
