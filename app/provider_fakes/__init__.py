@@ -24,6 +24,7 @@ FAKES = {
     "replicate_predictions": "app.provider_fakes.replicate_predictions",
     "google_lro": "app.provider_fakes.google_lro",
     "azure_operation_location": "app.provider_fakes.azure_language",
+    "google_document_ai": "app.provider_fakes.google_document_ai",
 }
 DEFAULT_PORT = 8090
 

@@ -25,3 +25,5 @@ class FakeSettings(BaseSettings):
     webhook_secret: str | None = Field(default=None, repr=False)
     # Replicate only: results per page of GET /v1/predictions (the API takes no limit).
     page_size: int = Field(default=100, ge=1)
+    # Document AI only: documents a batchProcess operation processes per status read.
+    documents_per_read: int = Field(default=1, ge=1)

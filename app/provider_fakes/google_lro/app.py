@@ -6,8 +6,6 @@ Auth is `Authorization: Bearer <access token>` (the fake's `api_key`). Errors ar
 
 from __future__ import annotations
 
-import base64
-import hmac
 from collections.abc import Callable
 from typing import Any
 
@@ -15,81 +13,31 @@ from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from app.provider_fakes.base import Fake, FakeError, Jobs, fake_app, json_object
-from app.provider_fakes.faults import Fault
 from app.provider_fakes.google_lro import model as m
+from app.provider_fakes.googleapis import (
+    GoogleErrors,
+    Quota,
+    bearer_guard,
+    page,
+    project_number,
+)
 from app.provider_fakes.settings import FakeSettings
 
 OPS = ("create", "get", "cancel", "list", "delete")
 SERVICE = "translate.googleapis.com"
 DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE = 50, 1000
-_STATUS = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    405: "UNIMPLEMENTED",
-    409: "ABORTED",
-    429: "RESOURCE_EXHAUSTED",
-    499: "CANCELLED",
-    500: "INTERNAL",
-    501: "UNIMPLEMENTED",
-    503: "UNAVAILABLE",
-    504: "DEADLINE_EXCEEDED",
-}
-_CREDENTIALS = (
-    "Expected OAuth 2 access token, login cookie or other valid authentication credential. "
-    "See https://developers.google.com/identity/sign-in/web/devconsole-project."
+_QUOTA = Quota(
+    "Batch translation requests",
+    "Batch translation requests per minute",
+    "BatchTranslateRequestsPerMinute",
 )
-
-
-def _error_info(reason: str, **metadata: str) -> dict[str, Any]:
-    return {
-        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-        "reason": reason,
-        "domain": "googleapis.com",
-        "metadata": {"service": SERVICE, **metadata},
-    }
-
-
-class GoogleErrors:
-    """The JSON form of google.rpc.Status that Google's REST front end answers with."""
-
-    def error(
-        self, status: int, message: str, details: list[dict[str, Any]] | None = None
-    ) -> FakeError:
-        fields: dict[str, Any] = {
-            "code": status,
-            "message": message,
-            "status": _STATUS.get(status, "INTERNAL" if status >= 500 else "FAILED_PRECONDITION"),
-        }
-        if details:
-            fields["details"] = details
-        return FakeError(status, {"error": fields})
-
-    def throttled(self, fault: Fault) -> FakeError:
-        details = [
-            _error_info("RATE_LIMIT_EXCEEDED", quota_limit="BatchTranslateRequestsPerMinute"),
-            {
-                "@type": "type.googleapis.com/google.rpc.RetryInfo",
-                "retryDelay": f"{fault.retry_after}s",
-            },
-        ]
-        found = self.error(
-            fault.answer_status(),
-            "Quota exceeded for quota metric 'Batch translation requests' and limit "
-            f"'Batch translation requests per minute' of service '{SERVICE}'.",
-            details,
-        )
-        if fault.retry_after_header:  # not something Google promises; only on request
-            found.headers["retry-after"] = str(fault.retry_after)
-        return found
 
 
 class TranslationFake:
     """The fake's state: operations by name, oldest first, and the output prefixes used."""
 
     def __init__(self, settings: FakeSettings) -> None:
-        self.errors = GoogleErrors()
+        self.errors = GoogleErrors(SERVICE, lambda _op: _QUOTA)
         self.fake = Fake(settings, OPS, self.errors)
         self.operations: Jobs[m.Operation] = Jobs(self._missing, m.Operation.step)
         self.prefixes: set[str] = set()
@@ -102,7 +50,7 @@ class TranslationFake:
         return self.errors.error(404, f"Operation {name} not found.")
 
     def get(self, project: str, location: str, op_id: str) -> m.Operation:
-        name = f"projects/{m.project_number(project)}/locations/{location}/operations/{op_id}"
+        name = f"projects/{project_number(project)}/locations/{location}/operations/{op_id}"
         return self.operations.get(name)
 
 
@@ -114,21 +62,9 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
         "Cloud Translation v3 batch fake", fake, advance=state.operations.advance, reset=state.reset
     )
 
-    def require_token(request: Request) -> None:
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not token:
-            raise errors.error(
-                401,
-                f"Request is missing required authentication credential. {_CREDENTIALS}",
-                [_error_info("CREDENTIALS_MISSING")],
-            )
-        if not hmac.compare_digest(token.encode(), fake.settings.api_key.encode()):
-            raise errors.error(
-                401, f"Request had invalid authentication credentials. {_CREDENTIALS}"
-            )
-
     v3 = APIRouter(
-        prefix="/v3/projects/{project}/locations/{location}", dependencies=[Depends(require_token)]
+        prefix="/v3/projects/{project}/locations/{location}",
+        dependencies=[Depends(bearer_guard(fake, errors))],
     )
 
     @v3.post(":batchTranslateText")
@@ -151,7 +87,7 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
             )
 
         def effect() -> Response:
-            parent = f"projects/{m.project_number(project)}/locations/{location}"
+            parent = f"projects/{project_number(project)}/locations/{location}"
             op = m.Operation.start(parent, body)
             state.operations.add(op.name, op)
             state.prefixes.add(str(prefix))
@@ -199,27 +135,24 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
         page_token: str = Query(default="", alias="pageToken"),
     ) -> Response:
         fake.stats.list_call()
-        parent = f"projects/{m.project_number(project)}/locations/{location}/"
+        parent = f"projects/{project_number(project)}/locations/{location}/"
         match = _filter(filter, errors)
         found = [
             op for op in state.operations.newest_first() if op.name.startswith(parent) and match(op)
         ]
-        if page_size < 0:
-            raise errors.error(400, "page_size must not be negative.")
-        size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
-        try:
-            start = int(base64.urlsafe_b64decode(page_token.encode()).decode()) if page_token else 0
-        except ValueError as exc:
-            raise errors.error(400, "Invalid page token.") from exc
+        shown, token = page(
+            found,
+            page_size,
+            page_token,
+            errors,
+            default_size=DEFAULT_PAGE_SIZE,
+            max_size=MAX_PAGE_SIZE,
+        )
 
         def effect() -> Response:
-            body: dict[str, Any] = {
-                "operations": [op.to_json() for op in found[start : start + size]]
-            }
-            if start + size < len(found):
-                body["nextPageToken"] = base64.urlsafe_b64encode(
-                    str(start + size).encode()
-                ).decode()
+            body: dict[str, Any] = {"operations": [op.to_json() for op in shown]}
+            if token:
+                body["nextPageToken"] = token
             return JSONResponse({k: v for k, v in body.items() if v})
 
         return await fake.guarded("list", effect)

@@ -18,7 +18,6 @@ default values left out, so a running operation has no `done` field at all.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import secrets
 import uuid
@@ -36,13 +35,6 @@ CODE_CANCELLED = 1
 CODE_INVALID_ARGUMENT = 3
 _LABEL = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 _LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
-
-
-def project_number(project: str) -> str:
-    """Operation names carry the project number; an id maps to a stable fake number."""
-    if project.isdigit():
-        return project
-    return str(int(hashlib.sha256(project.encode()).hexdigest(), 16) % 10**12).zfill(12)
 
 
 def request_problem(body: dict[str, Any]) -> str | None:
