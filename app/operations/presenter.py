@@ -227,8 +227,7 @@ def message_for(
                 return said, None
             act = _action(f"GET {status_url}/errors", "get_errors", mcp)
             return (
-                f"{said} The items it stopped are listed at "
-                f"{W.how_to_call(act.call, act.tool)}.",
+                f"{said} The items it stopped are listed at {W.how_to_call(act.call, act.tool)}.",
                 act,
             )
         act = _action(f"GET {status_url}/result", "get_result", mcp)
