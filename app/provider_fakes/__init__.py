@@ -22,7 +22,7 @@ FAKES = {
     "openai_batch": "app.provider_fakes.openai_batch",
     "anthropic_message_batches": "app.provider_fakes.anthropic_batches",
     "replicate_predictions": "app.provider_fakes.replicate_predictions",
-    "google_lro": "app.provider_fakes.google_lro",
+    "google_translate": "app.provider_fakes.google_translate",
     "azure_operation_location": "app.provider_fakes.azure_language",
     "google_document_ai": "app.provider_fakes.google_document_ai",
 }

@@ -57,8 +57,8 @@ async def test_faults_are_used_up_in_order() -> None:
 
 
 def test_cli_knows_every_fake() -> None:
-    args = build_parser().parse_args(["fake-provider", "google_lro", "--port", "9999"])
-    assert (args.name, args.host, args.port) == ("google_lro", "127.0.0.1", 9999)
+    args = build_parser().parse_args(["fake-provider", "google_translate", "--port", "9999"])
+    assert (args.name, args.host, args.port) == ("google_translate", "127.0.0.1", 9999)
     with pytest.raises(SystemExit):
         build_parser().parse_args(["fake-provider", "nope"])
 

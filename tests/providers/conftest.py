@@ -30,7 +30,7 @@ ENV_NAMES = {
     "openai_batch": ("JOBGATE_OPENAI_BASE_URL", "OPENAI_API_KEY"),
     "anthropic_message_batches": ("JOBGATE_ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
     "replicate_predictions": ("JOBGATE_REPLICATE_BASE_URL", "REPLICATE_API_TOKEN"),
-    "google_lro": ("JOBGATE_GOOGLE_LRO_BASE_URL", "GOOGLE_OAUTH_ACCESS_TOKEN"),
+    "google_translate": ("JOBGATE_GOOGLE_TRANSLATE_BASE_URL", "GOOGLE_OAUTH_ACCESS_TOKEN"),
     "azure_operation_location": ("JOBGATE_AZURE_LANGUAGE_ENDPOINT", "AZURE_LANGUAGE_KEY"),
 }
 

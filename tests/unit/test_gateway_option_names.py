@@ -16,12 +16,12 @@ def test_the_input_fields_each_bundled_kind_sends() -> None:
     assert sent_input_fields(PROFILES["mock"], "report") is None  # `$input` whole
     assert sent_input_fields(PROFILES["openai_batch"], "batch") == {"requests", "endpoint"}
     assert sent_input_fields(PROFILES["anthropic_message_batches"], "batch") == {"requests"}
-    google = sent_input_fields(PROFILES["google_lro"], "batch_translate_text")
+    google = sent_input_fields(PROFILES["google_translate"], "batch_translate_text")
     assert google is not None and "labels" in google
 
 
 def test_a_provider_field_named_like_an_option_is_the_providers() -> None:
-    google = PROFILES["google_lro"]
+    google = PROFILES["google_translate"]
     check_input(google, "batch_translate_text", {"labels": {"team": "a"}})  # Google's labels
     with pytest.raises(Invalid) as refused:
         check_input(google, "batch_translate_text", {"validation": {}})

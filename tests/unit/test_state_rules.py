@@ -68,7 +68,7 @@ def test_anthropic_ended_means_what_the_counts_say(body: dict[str, Any], expecte
     ],
 )  # fmt: skip
 def test_aip151_done_error_response(body: dict[str, Any], expected: C | None) -> None:
-    assert remote("google_lro", body)[1] is expected
+    assert remote("google_translate", body)[1] is expected
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,16 @@ FAKES = {
         "JOBGATE_REPLICATE_BASE_URL",
         "REPLICATE_API_TOKEN",
     ),
-    "google_lro": ("google_lro", "JOBGATE_GOOGLE_LRO_BASE_URL", "GOOGLE_OAUTH_ACCESS_TOKEN"),
+    "google_translate": (
+        "google_translate",
+        "JOBGATE_GOOGLE_TRANSLATE_BASE_URL",
+        "GOOGLE_OAUTH_ACCESS_TOKEN",
+    ),
+    "google_document_ai": (
+        "google_document_ai",
+        "JOBGATE_GOOGLE_DOCUMENT_AI_BASE_URL",
+        "GOOGLE_OAUTH_ACCESS_TOKEN",
+    ),
     "azure_operation_location": (
         "azure_operation_location",
         "JOBGATE_AZURE_LANGUAGE_ENDPOINT",

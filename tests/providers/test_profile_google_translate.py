@@ -1,4 +1,4 @@
-"""The bundled `google_lro` profile (AIP-151) against the Cloud Translation batch fake."""
+"""The bundled `google_translate` profile (AIP-151) against the Cloud Translation batch fake."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from app.providers.outcome import ResultClass, outcome
 from app.providers.types import Outcome, RemoteClass, SingleCreate
 from tests.providers.conftest import Fake
 
-NAME = "google_lro"
+NAME = "google_translate"
 EXTRA_ENV = {"GOOGLE_CLOUD_PROJECT": "my-project"}
 
 

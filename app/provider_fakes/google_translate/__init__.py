@@ -21,6 +21,6 @@ reference says, an `outputUriPrefix` can serve only one job, so a create sent ag
 with the same prefix is refused with INVALID_ARGUMENT while the first job exists.
 """
 
-from app.provider_fakes.google_lro.app import create_app
+from app.provider_fakes.google_translate.app import create_app
 
 __all__ = ["create_app"]

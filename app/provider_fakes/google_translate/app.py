@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from app.provider_fakes.base import Fake, FakeError, Jobs, fake_app, json_object
-from app.provider_fakes.google_lro import model as m
+from app.provider_fakes.google_translate import model as m
 from app.provider_fakes.googleapis import (
     GoogleErrors,
     Quota,

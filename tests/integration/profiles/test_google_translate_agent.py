@@ -1,6 +1,6 @@
-"""The bundled `google_lro` profile (AIP-151) driven end to end through the agent API.
+"""The bundled `google_translate` profile (AIP-151) driven end to end through the agent API.
 
-The Cloud Translation batch fake (app/provider_fakes/google_lro) answers
+The Cloud Translation batch fake (app/provider_fakes/google_translate) answers
 `batchTranslateText` with a long-running operation; each read moves it on; the
 characters of an input file named `fail*` fail, and an operation whose every file fails
 is done with an `error` (code 3) and no `response`. Counts are characters.
@@ -26,7 +26,7 @@ from tests.integration.profiles.conftest import (
 from tests.integration.profiles.lost_create import create, goes_to_a_person
 from tests.integration.profiles.rate_limit import honours_retry_hint
 
-NAME = "google_lro"
+NAME = "google_translate"
 EXTRA_ENV = {"GOOGLE_CLOUD_PROJECT": "my-project"}
 
 

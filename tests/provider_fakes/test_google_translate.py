@@ -7,7 +7,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.provider_fakes.google_lro import create_app
+from app.provider_fakes.google_translate import create_app
 from app.provider_fakes.settings import FakeSettings
 from tests.provider_fakes.conftest import client, fault, stats
 
