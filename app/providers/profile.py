@@ -216,6 +216,20 @@ def _origin(url: str) -> tuple[str, str, int] | None:
     return parts.scheme, parts.hostname.lower(), port
 
 
+def _moved(profile: Profile, base_url: str) -> ManualSearch:
+    """The manual search hint with the base URL moved too: a person told to list a
+    provider's jobs is sent where this gateway really calls (a regional host, a fake),
+    never to the production host the file names."""
+    search = profile.manual_search
+    method, _, url = (search.list_call or "").partition(" ")
+    old = profile.base_url.rstrip("/")
+    if not url.startswith(old):
+        return search
+    return search.model_copy(
+        update={"list_call": f"{method} {base_url.rstrip('/')}{url[len(old) :]}"}
+    )
+
+
 def _format_errors(source: str, exc: ValidationError) -> list[str]:
     # Only locations and messages: pydantic's own str() echoes input values,
     # which could be a pasted secret.
@@ -270,7 +284,9 @@ def load_profile(path: Path, env: Mapping[str, str]) -> Profile:
             _check_base_url(override)
         except ValueError as exc:
             raise ProfileError(f"{path}: base_url_env ({profile.base_url_env}): {exc}") from None
-        profile = profile.model_copy(update={"base_url": override})
+        profile = profile.model_copy(
+            update={"base_url": override, "manual_search": _moved(profile, override)}
+        )
     if profile.adapter is not None:
         try:
             profile.with_hooks(adapters.load(path.parent, profile.adapter, profile.name))

@@ -266,3 +266,14 @@ def test_pointer_set_creates_objects() -> None:
         pointers.set_value(doc, "/keep/x", 2)
     with pytest.raises(pointers.PointerError):
         pointers.set_value(doc, "", 2)
+
+
+def test_the_manual_search_hint_follows_an_overridden_base_url() -> None:
+    from app.providers.profile import BUILTIN_DIR, load_profile
+
+    path = BUILTIN_DIR / "google_translate.yaml"
+    moved = load_profile(path, {"JOBGATE_GOOGLE_TRANSLATE_BASE_URL": "http://127.0.0.1:9"})
+    assert moved.manual_search.list_call == (
+        "GET http://127.0.0.1:9/v3/projects/PROJECT/locations/LOCATION/operations"
+    )
+    assert "translation.googleapis.com" in (load_profile(path, {}).manual_search.list_call or "")
