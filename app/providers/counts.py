@@ -54,7 +54,7 @@ def parse(text: str, *, names: bool = False) -> list[Term]:
             terms.append((sign, token))
         else:
             try:
-                pointers.parse(token)
+                pointers.refuse_wildcard(token)
             except pointers.PointerError as exc:
                 raise CountError(f"{token!r}: {exc}") from None
             if not token.startswith("/"):

@@ -12,7 +12,7 @@ from app.providers.secrets import HeaderName
 
 
 def _pointer(value: str) -> str:
-    pointers.parse(value)  # raises PointerError (a ValueError) with a clear message
+    pointers.refuse_wildcard(value)  # raises PointerError (a ValueError) with a clear message
     return value
 
 
