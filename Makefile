@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 MOCK_PORT ?= 8081
 
-.PHONY: install run test test-fast fuzz lint openapi bench bench-e2e clean
+.PHONY: install run test test-fast fuzz lint openapi schema bench bench-e2e clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -41,6 +41,12 @@ lint: $(STAMP)
 
 openapi: $(STAMP)
 	$(BIN)/python -m app.openapi_dump > openapi/openapi.json
+
+## make schema: the profile JSON Schema (docs/profile.schema.json) and the field reference
+## generated from it in docs/profiles.md; tests/unit/test_profile_schema.py checks both
+schema: $(STAMP)
+	$(BIN)/jobgate profiles schema > docs/profile.schema.json
+	$(BIN)/python -m app.providers.schema_doc docs/profiles.md
 
 bench: $(STAMP)
 	$(BIN)/python bench/create_overhead.py

@@ -120,6 +120,19 @@ def _profiles_check(args: argparse.Namespace) -> int:
     return code
 
 
+def _profiles_schema(args: argparse.Namespace) -> int:
+    """Print the profile's JSON Schema (docs/profile.schema.json), or its field reference."""
+    if args.markdown:
+        from app.providers.schema_doc import markdown
+
+        sys.stdout.write(markdown())
+    else:
+        from app.providers.schema import text
+
+        sys.stdout.write(text())
+    return 0
+
+
 def _migrate(args: argparse.Namespace) -> int:
     from app.core.migrate import upgrade
 
@@ -246,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     fake.add_argument("--port", type=int, default=DEFAULT_PORT)
     fake.set_defaults(func=_fake)
 
-    profiles = sub.add_parser("profiles", help="provider profiles: check one")
+    profiles = sub.add_parser("profiles", help="provider profiles: check one, print the schema")
     profiles_sub = profiles.add_subparsers(dest="profiles_command", required=True)
     check = profiles_sub.add_parser(
         "check", help="validate a profile and print the requests it would send (nothing is sent)"
@@ -254,6 +267,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("file", help="the profile (YAML)")
     check.add_argument("--input", help="a sample input (JSON); default: the kind's example")
     check.set_defaults(func=_profiles_check)
+    schema = profiles_sub.add_parser(
+        "schema", help="print the JSON Schema of a profile (docs/profile.schema.json)"
+    )
+    schema.add_argument(
+        "--markdown", action="store_true", help="print the field reference (docs/profiles.md)"
+    )
+    schema.set_defaults(func=_profiles_schema)
 
     migrate = sub.add_parser("migrate", help="alembic upgrade head on the configured database")
     migrate.add_argument(

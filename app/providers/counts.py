@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, model_validator
+from pydantic import AfterValidator, Field, WithJsonSchema, model_validator
 
 from app.providers import pointers
 from app.providers.pointers import MISSING
@@ -54,7 +54,7 @@ def parse(text: str, *, names: bool = False) -> list[Term]:
             terms.append((sign, token))
         else:
             try:
-                pointers.parse(token)
+                pointers.refuse_wildcard(token)
             except pointers.PointerError as exc:
                 raise CountError(f"{token!r}: {exc}") from None
             if not token.startswith("/"):
@@ -73,8 +73,21 @@ def _name_expr(value: str | int) -> str | int:
     return value
 
 
-Expr = Annotated[str | int, AfterValidator(_pointer_expr)]  # over pointers
-NameExpr = Annotated[str | int, AfterValidator(_name_expr)]  # over count names
+def _expr_schema(term: str) -> dict[str, Any]:
+    # What `parse` reads, for the published schema (an editor flags a bad expression).
+    pattern = rf"^\s*{term}(\s+[+-]\s+{term})*\s*$"
+    text = {"type": "string", "format": "jobgate-count-expression", "pattern": pattern}
+    return {"anyOf": [text, {"type": "integer"}]}
+
+
+_POINTER_TERM = r"(\d+|(/(?!\*(\s|/|$))([^~/\s]|~[01])*)+)"
+_NAME_TERM = rf"(\d+|{'|'.join(COUNT_NAMES)})"
+Expr = Annotated[
+    str | int, AfterValidator(_pointer_expr), WithJsonSchema(_expr_schema(_POINTER_TERM))
+]  # over pointers
+NameExpr = Annotated[
+    str | int, AfterValidator(_name_expr), WithJsonSchema(_expr_schema(_NAME_TERM))
+]  # over count names
 
 
 def as_count(value: Any) -> int | None:
@@ -105,14 +118,25 @@ def evaluate(
 
 
 class CountsSpec(SpecModel):
-    """Where a profile reads item counts, and from which body."""
+    """Where a profile reads item counts, and from which body. Each count is an expression:
+    JSON pointers and integers joined by `` + `` or `` - `` (spaces required)."""
 
-    source: Literal["status", "result", "items"] = "status"  # items: count result lines
-    missing_is_zero: bool = False  # proto3 JSON leaves zero counts out
-    total: Expr | None = None
-    succeeded: Expr | None = None
-    failed: Expr | None = None
-    not_processed: Expr | None = None  # expired, cancelled, never started
+    source: Literal["status", "result", "items"] = "status"
+    """``status``: the status answer; ``result``: the JSON result document; ``items``:
+    count the result lines (then no expressions)."""
+    missing_is_zero: bool = False
+    """``true`` for proto3 JSON, which leaves zero counts out."""
+    total: Expr | None = Field(None, examples=["/request_counts/total"])
+    """How many items the job has."""
+    succeeded: Expr | None = Field(None, examples=["/request_counts/completed"])
+    """How many succeeded."""
+    failed: Expr | None = Field(None, examples=["/request_counts/failed"])
+    """How many ran and failed."""
+    not_processed: Expr | None = Field(
+        None,
+        examples=["/request_counts/total - /request_counts/completed - /request_counts/failed"],
+    )
+    """How many never ran (expired, cancelled, never started)."""
 
     @model_validator(mode="after")
     def _something(self) -> CountsSpec:

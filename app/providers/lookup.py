@@ -29,11 +29,16 @@ class Pagination(SpecModel):
     page's URL, followed only on the profile's own origin (credentials go nowhere else).
     """
 
-    style: Literal["cursor", "after_id", "next_url"]
-    next: Pointer | None = None
-    param: str | None = None
-    has_more: Pointer | None = None
-    last_id: Pointer | None = None
+    style: Literal["cursor", "after_id", "next_url"] = Field(examples=["after_id"])
+    """How the next page is asked for."""
+    next: Pointer | None = Field(None, examples=["/next_page_token"])
+    """``cursor``: the next cursor; ``next_url``: the next page's URL."""
+    param: str | None = Field(None, examples=["after"])
+    """The query parameter carrying the cursor or the last id."""
+    has_more: Pointer | None = Field(None, examples=["/has_more"])
+    """``after_id``: whether there is a next page."""
+    last_id: Pointer | None = Field(None, examples=["/last_id"])
+    """``after_id``: the last id of the page (else the last listed job's id)."""
 
     @model_validator(mode="after")
     def _complete(self) -> Pagination:
@@ -53,21 +58,38 @@ class LookupEndpoint(Endpoint):
 
     A listing is paged (``pagination``) up to ``max_pages``; newest first, paging also
     stops at the first page entirely older than the operation's intent time minus
-    ``skew_seconds`` (needs ``created_at``): a job made for it cannot be older.
+    ``skew_seconds`` (needs ``created_at``): a job made for it cannot be older. Path,
+    headers and query are Templates over the variables; docs/single-create.md says when
+    a lookup runs.
     """
 
-    by: Literal["token", "client_reference"]
-    param: str | None = None  # query parameter carrying the value
-    jobs: Pointer = "/jobs"  # the list of jobs in the body
-    job_id: Pointer = "/job_id"  # the id inside each listed job
-    match: Pointer | None = None  # inside each job: filter locally by client reference
-    created_at: Pointer | None = None  # inside each job: ISO 8601 or Unix seconds
+    by: Literal["token", "client_reference"] = Field(examples=["client_reference"])
+    """What identifies the operation's job: the create token or the client reference."""
+    param: str | None = Field(None, examples=["metadata.jobgate_ref"])
+    """A query parameter carrying that value (a server-side filter); give this, ``match``,
+    or both."""
+    jobs: Pointer = "/jobs"
+    """The list of jobs in the answer."""
+    job_id: Pointer = "/job_id"
+    """The id inside each listed job."""
+    match: Pointer | None = Field(None, examples=["/metadata/jobgate_ref"])
+    """Inside each listed job: the client reference, to filter locally."""
+    created_at: Pointer | None = Field(None, examples=["/created_at"])
+    """Inside each listed job: its creation time (ISO 8601 or Unix seconds)."""
     newest_first: bool = True
-    page_size_param: str | None = None
-    page_size: Annotated[int, Field(gt=0)] | None = None
-    pagination: Pagination | None = None
+    """The listing is newest first."""
+    page_size_param: str | None = Field(None, examples=["limit"])
+    """The query parameter asking for a page size (with ``page_size``)."""
+    page_size: Annotated[int, Field(gt=0)] | None = Field(None, examples=[100])
+    """The page size to ask for."""
+    pagination: Pagination | None = Field(
+        None, examples=[{"style": "after_id", "has_more": "/has_more", "param": "after"}]
+    )
+    """How to ask for the next page; none: one page."""
     max_pages: Annotated[int, Field(ge=1, le=1000)] = 10
+    """The most pages read."""
     skew_seconds: Annotated[float, Field(ge=0)] = 300.0
+    """Clock skew allowed when paging stops at jobs older than the operation."""
 
     @model_validator(mode="after")
     def _how(self) -> LookupEndpoint:
@@ -83,8 +105,12 @@ class LookupEndpoint(Endpoint):
 class ManualSearch(SpecModel):
     """How a person finds a job at the provider by hand; named in `create_unconfirmed`."""
 
-    list_call: str | None = None  # e.g. "GET https://api.example.com/v1/batches?limit=100"
-    console_url: str | None = None
+    list_call: str | None = Field(
+        None, examples=["GET https://api.example.com/v1/batches?limit=100"]
+    )
+    """The call that lists jobs, for a person to make."""
+    console_url: str | None = Field(None, examples=["https://console.example.com/batches"])
+    """Where the provider's console shows jobs."""
 
 
 @dataclass(frozen=True)

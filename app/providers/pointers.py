@@ -34,6 +34,10 @@ class PointerError(ValueError):
     """A string is not a valid RFC 6901 JSON pointer."""
 
 
+WILDCARD = "*"
+WILDCARD_REFUSED = "a wildcard (*) matches many values; this field reads one"
+
+
 def parse(pointer: str) -> tuple[str, ...]:
     """Split a pointer into unescaped reference tokens (``""`` is the whole document).
 
@@ -51,6 +55,17 @@ def parse(pointer: str) -> tuple[str, ...]:
         if "~" in rest:
             raise PointerError("'~' in a JSON pointer must be followed by '0' or '1'")
     return tuple(t.replace("~1", "/").replace("~0", "~") for t in tokens)
+
+
+def refuse_wildcard(pointer: str) -> None:
+    """Raise `PointerError` when a segment of ``pointer`` is exactly ``*``.
+
+    Only ``retry_hint.pointer`` reads "any element" (app.providers.extract); everywhere
+    else a pointer names one value, and a ``*`` there would read a member named ``*``,
+    which is nothing: a count of 0, a state never seen. Refused when the profile loads.
+    """
+    if WILDCARD in parse(pointer):
+        raise PointerError(WILDCARD_REFUSED)
 
 
 def escape(token: str) -> str:

@@ -62,57 +62,126 @@ def _check_base_url(url: str) -> str:
 
 
 class Pointers(SpecModel):
-    """Pointers into create and status answers."""
+    """Where create and status answers keep the job id, the state and the rest."""
 
-    job_id: Pointer
-    state: Pointer | None = None  # the provider's own word for the state
-    progress_completed: Pointer | None = None
-    progress_total: Pointer | None = None
-    error: Pointer | None = None
-    poll_hint: Pointer | None = None  # seconds the provider asks us to wait
-    remote_time: Pointer | None = None  # the provider's own timestamp of what it reports
-    inline_result: Pointer | None = None  # a result document inside a create/status body
-    fields: FieldMap = {}  # named values for templates (e.g. output_file_id)
-    result: ResultPointers = ResultPointers()  # inside a JSON result document
+    job_id: Pointer = Field(examples=["/id"])
+    """The job id in create and status answers."""
+    state: Pointer | None = Field(None, examples=["/status"])
+    """The provider's own word for the state (shown as ``remote_state``), looked up in
+    ``states``. Give this, ``state_rules``, or both."""
+    progress_completed: Pointer | None = Field(None, examples=["/request_counts/completed"])
+    """Progress: how much is done."""
+    progress_total: Pointer | None = Field(None, examples=["/request_counts/total"])
+    """Progress: how much there is."""
+    error: Pointer | None = Field(None, examples=["/errors/data/0"])
+    """The provider's error (an object, or a message)."""
+    poll_hint: Pointer | None = Field(None, examples=["/poll_after_seconds"])
+    """Seconds the provider asks to wait before the next status read."""
+    remote_time: Pointer | None = Field(None, examples=["/updated_at"])
+    """The provider's own timestamp of what it reports."""
+    inline_result: Pointer | None = Field(None, examples=["/result"])
+    """A result document inside a create or status answer (``""``: the answer itself)."""
+    fields: FieldMap = Field({}, examples=[{"output_file_id": "/output_file_id"}])
+    """Named values read from the status answer; result documents name them by their own
+    names (``{output_file_id}``)."""
+    result: ResultPointers = ResultPointers()
+    """Pointers into a JSON result document."""
 
 
 Origin = Literal["own", "credentials", "anonymous"]
 
 
 class Profile(SpecModel):
-    """One provider, as declared in YAML (language v2)."""
+    """One provider, as declared in YAML (language v2).
 
-    version: Literal[2]
-    name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")]
-    # A Python file beside the profile (NAME.py) whose hooks say what YAML cannot
-    # (app/providers/adapter.py; docs/profiles.md, "Python adapters").
-    adapter: Annotated[str, Field(pattern=adapters.NAME.pattern)] | None = None
-    base_url: Annotated[str, AfterValidator(_check_base_url)]
-    base_url_env: EnvName | None = None
-    origins: list[OriginSpec] = []
-    credentials: CredentialSpec | None = None
-    headers: dict[HeaderName, TemplateText] = {}  # sent on every call
-    query: dict[str, TemplateText] = {}  # sent on every call built from a path
-    vars: dict[Name, VarSpec] = {}
-    idempotency: IdempotencySpec = IdempotencySpec(location="none")
-    client_reference: ClientReferenceSpec = ClientReferenceSpec()
-    trace_header: HeaderName | None = None
+    Beyond each field's own rules: ``pointers.state`` or ``state_rules`` (or both) must be
+    given; without ``result``, ``pointers.inline_result`` is required; a ``lookup`` by
+    ``token`` needs ``idempotency``, one by ``client_reference`` needs ``client_reference``.
+    """
+
+    version: Literal[2] = Field(examples=[2])
+    """The profile language; must be ``2``."""
+    name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", examples=["openai_batch"])]
+    """The provider name agents use."""
+    # The hooks live in app/providers/adapter.py.
+    adapter: Annotated[str, Field(pattern=adapters.NAME.pattern)] | None = Field(
+        None, examples=["google_document_ai"]
+    )
+    """A Python file beside the profile (``NAME.py``) whose hooks say what YAML cannot
+    (docs/profiles.md, "Python adapters")."""
+    base_url: Annotated[str, AfterValidator(_check_base_url)] = Field(
+        examples=["https://api.openai.com"]
+    )
+    """Absolute http(s) URL, without user info, query or fragment."""
+    base_url_env: EnvName | None = Field(None, examples=["JOBGATE_OPENAI_BASE_URL"])
+    """An environment variable that overrides ``base_url`` when set."""
+    origins: list[OriginSpec] = Field(
+        [], examples=[[{"url": "https://files.example.com", "credentials": False}]]
+    )
+    """Other origins a provider's links may point at (see Credentials and origins)."""
+    credentials: CredentialSpec | None = Field(
+        None, examples=[{"type": "bearer", "env": "OPENAI_API_KEY"}]
+    )
+    """The credential, by reference."""
+    headers: dict[HeaderName, TemplateText] = Field(
+        {}, examples=[{"anthropic-version": "2023-06-01"}]
+    )
+    """Headers sent on every call (Templates over the variables)."""
+    query: dict[str, TemplateText] = Field({}, examples=[{"api-version": "2023-04-01"}])
+    """Query parameters sent on every call built from a path (Templates over the variables)."""
+    vars: dict[Name, VarSpec] = Field({}, examples=[{"project": {"env": "GOOGLE_CLOUD_PROJECT"}}])
+    """Named deployment settings, not secrets; templates name each by its own name
+    (``{project}``)."""
+    idempotency: IdempotencySpec = Field(
+        IdempotencySpec(location="none"),
+        examples=[{"location": "header", "header": "Idempotency-Key"}],
+    )
+    """Where the create token goes; anything but ``none`` declares the provider honours it."""
+    client_reference: ClientReferenceSpec = Field(
+        ClientReferenceSpec(),
+        examples=[{"location": "metadata", "pointer": "/metadata/jobgate_ref"}],
+    )
+    """Where the operation id goes on create."""
+    trace_header: HeaderName | None = Field(None, examples=["X-Trace-Id"])
+    """A header carrying the operation's trace id on every call."""
     kinds: Annotated[dict[str, KindSpec], Field(min_length=1)]
-    status: Endpoint
+    """Kind name to how that kind of job is created."""
+    status: Endpoint = Field(examples=[{"method": "GET", "path": "/v1/batches/{job_id}"}])
+    """The status endpoint (Templates over ``job_id`` and the variables)."""
     cancel: CancelEndpoint | None = None
-    result: ResultSpec | None = None  # None: the result is inline in the status body
+    """The cancel endpoint; none: jobgate cannot cancel, and watches for the end."""
+    result: ResultSpec | None = None
+    """The result documents; none: the result is inline (``pointers.inline_result``)."""
     lookup: LookupEndpoint | None = None
-    manual_search: ManualSearch = ManualSearch()
+    """How to find a job again after a lost create answer (see single-create.md)."""
+    manual_search: ManualSearch = Field(
+        ManualSearch(), examples=[{"list_call": "GET https://api.example.com/v1/jobs"}]
+    )
+    """How a person finds a job by hand; named in ``create_unconfirmed`` errors."""
     pointers: Pointers
-    states: dict[str, RemoteClass] = {}
+    """Where answers keep the job id, the state and the rest."""
+    states: dict[str, RemoteClass] = Field({}, examples=[{"completed": "succeeded"}])
+    """The provider's words (at ``pointers.state``) to classes; a word not listed is
+    ``running``, never success."""
     state_rules: list[StateRule] = []
-    counts: CountsSpec | None = None
-    retry_hint: RetryHint | None = None
+    """Rules checked before ``states``, top to bottom; the first whose conditions all hold
+    gives the class (see State rules and counts)."""
+    counts: CountsSpec | None = Field(None, examples=[{"total": "/request_counts/total"}])
+    """Where item counts are read (see State rules and counts)."""
+    retry_hint: RetryHint | None = Field(
+        None, examples=[{"pointer": "/error/details/*/retryDelay", "format": "duration"}]
+    )
+    """The provider's retry delay in an error answer, when it sends no ``Retry-After``."""
     polling: PollingPolicy = PollingPolicy()
+    """The status-poll backoff."""
     deadlines: Deadlines = Deadlines()
+    """Default deadlines."""
     timeouts: Timeouts = Timeouts()
+    """Per-call timeouts."""
     webhooks: WebhookSpec = WebhookSpec()
+    """The provider's webhooks."""
     validation: ValidationDefaults = ValidationDefaults()
+    """Result checks."""
     _hooks: adapters.Adapter = PrivateAttr(default=adapters.DEFAULT)
 
     @property

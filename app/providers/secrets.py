@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 REDACTED = "[redacted]"
 _INLINE_SECRET_KEYS = frozenset({"value", "token", "secret", "password", "api_key", "key"})
@@ -68,12 +68,16 @@ class Credential:
 
 
 class SecretRef(BaseModel):
-    """Where a secret lives: an environment variable or a file, never inline."""
+    """Where a secret lives: an environment variable or a file, never inline. Inline
+    secrets (``value``, ``token``, ``secret``, ``password``, ``api_key``, ``key``) are
+    refused."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-    env: EnvName | None = None
-    file: Path | None = None
+    env: EnvName | None = Field(None, examples=["OPENAI_WEBHOOK_SECRET"])
+    """The environment variable holding the secret (give ``env`` or ``file``)."""
+    file: Path | None = Field(None, examples=["/run/secrets/webhook_secret"])
+    """A file holding the secret (give ``env`` or ``file``)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -108,11 +112,19 @@ class SecretRef(BaseModel):
 
 
 class CredentialSpec(SecretRef):
-    """How the credential is sent: ``bearer`` (Authorization) or a named ``header``."""
+    """The provider's credential: where it is (``env`` or ``file``, exactly one) and how it
+    is sent. Inline secrets (``value``, ``token``, ``secret``, ``password``, ``api_key``,
+    ``key``) are refused. It is read at call time, never stored or logged."""
 
-    type: Literal["bearer", "header"] = "bearer"
-    header: HeaderName | None = None
-    optional: bool = False
+    env: EnvName | None = Field(None, examples=["ANTHROPIC_API_KEY"])
+    """The environment variable holding the secret (give ``env`` or ``file``)."""
+    type: Literal["bearer", "header"] = Field("bearer", examples=["header"])
+    """``bearer``: ``Authorization: Bearer <secret>``; ``header``: the raw secret in ``header``."""
+    header: HeaderName | None = Field(None, examples=["x-api-key"])
+    """The header for ``type: header`` (``Authorization`` when not given)."""
+    optional: bool = Field(False, examples=[True])
+    """``true``: send no credential while it is unset (the mock); ``false``: refuse every
+    call until it is set."""
 
     @model_validator(mode="after")
     def _header_for_type(self) -> CredentialSpec:

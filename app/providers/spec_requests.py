@@ -11,7 +11,15 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from app.providers import templates
 from app.providers.secrets import EnvName, HeaderName
-from app.providers.spec_base import Endpoint, Method, Name, Pointer, SpecModel, TemplateText
+from app.providers.spec_base import (
+    Endpoint,
+    Method,
+    Name,
+    Pointer,
+    SpecModel,
+    TemplateText,
+    UrlPath,
+)
 
 
 def _regex(value: str) -> str:
@@ -40,16 +48,21 @@ def check_origin(url: str) -> str:
     return url
 
 
-Template = Annotated[Any, AfterValidator(_template)]
+Template = Annotated[Any, AfterValidator(_template)]  # any JSON, placeholders in its strings
 
 
 class ValueSource(SpecModel):
     """A value read from a provider's answer: a body pointer, or a header, optionally cut
     down by a regular expression with one group (an id inside an ``Operation-Location``)."""
 
-    pointer: Pointer | None = None
-    header: HeaderName | None = None
-    pattern: Annotated[str, AfterValidator(_regex)] | None = None
+    pointer: Pointer | None = Field(None, examples=["/urls/get"])
+    """Where the value is in the answer's body."""
+    header: HeaderName | None = Field(None, examples=["Operation-Location"])
+    """The answer's header holding the value."""
+    pattern: Annotated[str, AfterValidator(_regex)] | None = Field(
+        None, examples=["/jobs/([^/?#]+)"]
+    )
+    """A regular expression with one group: the part of the value to keep."""
 
     @model_validator(mode="after")
     def _one(self) -> ValueSource:
@@ -61,12 +74,22 @@ class ValueSource(SpecModel):
 class IdempotencySpec(SpecModel):
     """Where the idempotency token goes on create: a header, a body pointer, a query
     parameter, or nowhere. Anything but ``none`` declares that the provider HONOURS the
-    token (a second create with it starts no second job): only then is a create resent."""
+    token (a second create with it starts no second job): only then is a create resent.
+
+    ``single_create`` (shown to agents in ``guarantees.single_create``) is derived, never
+    written: ``token`` when ``idempotency.location`` is not ``none``, else ``lookup`` when a
+    ``lookup`` by ``client_reference`` exists, else ``none``.
+    """
 
     location: Literal["header", "body", "query", "none"] = "header"
-    header: HeaderName | None = None
-    pointer: Pointer | None = None
-    param: str | None = None  # location query: the parameter name
+    """Where the token goes (the default when the section is given; a profile without it
+    has ``none``): ``header`` (in `header`), ``body`` (at `pointer`), ``query`` (as `param`)."""
+    header: HeaderName | None = Field(None, examples=["Idempotency-Key"])
+    """The header, for ``location: header``."""
+    pointer: Pointer | None = Field(None, examples=["/request_id"])
+    """Where in the create body, for ``location: body``."""
+    param: str | None = Field(None, examples=["requestId"])
+    """The query parameter, for ``location: query``."""
 
     @model_validator(mode="after")
     def _target(self) -> IdempotencySpec:
@@ -89,10 +112,19 @@ class ClientReferenceSpec(SpecModel):
     """
 
     location: Literal["body", "metadata", "header", "query", "none"] = "none"
-    pointer: Pointer | None = None
-    header: HeaderName | None = None
-    param: str | None = None
-    format: TemplateText = "{client_reference}"
+    """``body`` or ``metadata`` (at `pointer`), ``header`` (in `header`), ``query`` (as
+    `param`), or ``none``: the reference is not sent."""
+    pointer: Pointer | None = Field(None, examples=["/metadata/jobgate_ref"])
+    """Where in the create body (array indexes allowed, objects made on the way)."""
+    header: HeaderName | None = Field(None, examples=["X-Client-Reference"])
+    """The header, for ``location: header``."""
+    param: str | None = Field(None, examples=["jobgate_ref"])
+    """The query parameter, for ``location: query``."""
+    format: TemplateText = Field(
+        "{client_reference}", examples=["{webhook_url}?jobgate_ref={client_reference}"]
+    )
+    """The value written: a Template over ``client_reference`` and the variables; when a
+    value it names is absent, the reference is left out."""
 
     @model_validator(mode="after")
     def _target(self) -> ClientReferenceSpec:
@@ -111,10 +143,14 @@ class ClientReferenceSpec(SpecModel):
 class MultipartFile(SpecModel):
     """A file part of a multipart body: JSON Lines made from an array, or a text template."""
 
-    filename: TemplateText
-    jsonl: TemplateText | None = None  # a whole-value placeholder giving an array
-    text: TemplateText | None = None
+    filename: TemplateText = Field(examples=["jobgate-{client_reference}.jsonl"])
+    """The file name sent with the part."""
+    jsonl: TemplateText | None = Field(None, examples=["$input/requests"])
+    """A whole-value placeholder giving an array: one JSON line per element."""
+    text: TemplateText | None = Field(None, examples=["{input/text}"])
+    """The file's text."""
     content_type: str = "application/jsonl"
+    """The part's content type."""
 
     @model_validator(mode="after")
     def _content(self) -> MultipartFile:
@@ -127,8 +163,14 @@ class BodyEndpoint(Endpoint):
     """An endpoint that sends a JSON body template or a multipart form."""
 
     method: Method = "POST"
-    body: Template = None
-    multipart: dict[str, TemplateText | MultipartFile] | None = None
+    """The HTTP method."""
+    body: Template = Field(None, examples=[{"requests": "$input/requests"}])
+    """The JSON body: a Template (any JSON, placeholders in its strings). Absent: no body,
+    but a create sends the operation's input as it is."""
+    multipart: dict[str, TemplateText | MultipartFile] | None = Field(
+        None, examples=[{"purpose": "batch", "file": {"filename": "in.jsonl", "jsonl": "$input"}}]
+    )
+    """A multipart form instead of `body`: text fields (Templates) and files."""
 
     @model_validator(mode="after")
     def _one_body(self) -> BodyEndpoint:
@@ -152,34 +194,59 @@ class PrepareStep(BodyEndpoint):
     names values read from its answer, usable as placeholders in later steps and the
     create. It starts no job, so a failure means nothing was started."""
 
-    name: Name
-    capture: Annotated[dict[Name, Pointer], Field(min_length=1)]
+    name: Name = Field(examples=["upload"])
+    """The step's name, shown by `jobgate profiles check` and in the history."""
+    capture: Annotated[dict[Name, Pointer], Field(min_length=1, examples=[{"file_id": "/id"}])]
+    """Names for values of the step's answer: placeholders of later steps and the create."""
 
 
 class CreateEndpoint(BodyEndpoint):
     """The create call of one kind, and where its answer keeps what jobgate follows."""
 
+    path: UrlPath = Field(
+        examples=["/v3/projects/{project}/locations/{location}:batchTranslateText"]
+    )
+    """Where to call, after `base_url`: a Template over the create's names (see Templates)."""
     prepare: list[PrepareStep] = []
-    job_id: ValueSource | None = None  # default: pointers.job_id in the answer body
-    status_url: ValueSource | None = None  # e.g. header Operation-Location, /urls/get
-    cancel_url: ValueSource | None = None  # e.g. /urls/cancel
+    """Calls made first, in order (upload a file, capture its ``/id``). A step that fails
+    means the create was not sent: no job exists."""
+    job_id: ValueSource | None = Field(
+        None, examples=[{"header": "Operation-Location", "pattern": "/jobs/([^/?#]+)"}]
+    )
+    """Where the create answer keeps the job id, when not at ``pointers.job_id`` in its body."""
+    status_url: ValueSource | None = Field(None, examples=[{"pointer": "/urls/get"}])
+    """The URL to read the job at, from the create answer (a relative one is resolved)."""
+    cancel_url: ValueSource | None = Field(None, examples=[{"pointer": "/urls/cancel"}])
+    """The URL to cancel the job at, from the create answer."""
 
 
 class KindSpec(SpecModel):
+    """One kind of job the provider runs: how to create it, and a sample input."""
+
     create: CreateEndpoint
-    example: Any = None  # a sample input, shown by `jobgate profiles check`
+    """The create call."""
+    example: Any = Field(None, examples=[{"audio_url": "https://example.com/a.mp3"}])
+    """A sample input, which `jobgate profiles check` builds the requests from."""
 
 
 class CancelEndpoint(BodyEndpoint):
-    idempotent: bool = False  # may a second cancel be sent safely?
+    """``body`` is a Template over ``job_id`` and ``reason``. A 2xx to a cancel means the
+    provider accepted it, never that the job is cancelled: jobgate watches for the end."""
+
+    idempotent: bool = False
+    """May a second cancel be sent when the first one's answer was lost?"""
 
 
 class OriginSpec(SpecModel):
     """Another origin the profile may be sent to (a URL read from a provider answer
     that points elsewhere). ``credentials: false`` sends nothing secret there."""
 
-    url: Annotated[str, AfterValidator(check_origin)]
+    url: Annotated[str, AfterValidator(check_origin)] = Field(
+        examples=["https://files.example.com"]
+    )
+    """``scheme://host[:port]``, without a path."""
     credentials: bool = False
+    """Whether calls there carry the credential and the profile-wide headers."""
 
     @field_validator("url")
     @classmethod
@@ -191,10 +258,14 @@ class OriginSpec(SpecModel):
 
 class VarSpec(SpecModel):
     """A profile variable: deployment settings that are not secrets (a project id, the
-    gateway's webhook URL), read from the environment when a request is built."""
+    gateway's webhook URL), read from the environment when a request is built. Templates
+    name it by its own name: ``vars: {project: {env: GOOGLE_CLOUD_PROJECT}}`` is
+    ``{project}``."""
 
-    env: EnvName | None = None
-    default: str | None = None
+    env: EnvName | None = Field(None, examples=["GOOGLE_CLOUD_PROJECT"])
+    """The environment variable to read (when set and not empty)."""
+    default: str | None = Field(None, examples=["us-central1"])
+    """The value when the variable is unset."""
 
     @model_validator(mode="after")
     def _some(self) -> VarSpec:

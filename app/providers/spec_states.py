@@ -21,10 +21,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, GetJsonSchemaHandler, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from app.providers.counts import NameExpr
-from app.providers.spec_base import Pointer, SpecModel
+from app.providers.spec_base import Pointer, SpecModel, one_or_many
 from app.providers.types import RemoteClass
 
 Scalar = str | int | float | bool
@@ -32,17 +34,30 @@ _NUMERIC = ("gt", "ge", "lt", "le")
 
 
 class Condition(SpecModel):
-    """One test on one value: a pointer into the answer or a count expression."""
+    """One test on one value: a pointer into the answer or a count expression. Numbers
+    compare digit strings as numbers; equality is JSON equality (``true`` is not ``1``)."""
 
-    pointer: Pointer | None = None
-    count: NameExpr | None = None
-    equals: Scalar | None = None  # for "is null or absent" write present: false
-    one_of: Annotated[list[Scalar], Field(min_length=1)] | None = None
-    present: bool | None = None  # the member exists and is not null
+    pointer: Pointer | None = Field(None, examples=["/processing_status"])
+    """The value: a pointer into the answer."""
+    count: NameExpr | None = Field(None, examples=["total - succeeded"])
+    """The value: an expression over the counts (``total``, ``succeeded``, ``failed``,
+    ``not_processed``, integers, `` + `` and `` - ``)."""
+    equals: Scalar | None = Field(None, examples=["ended"])
+    """Holds when the value equals this (for "null or absent" write ``present: false``)."""
+    one_of: Annotated[list[Scalar], Field(min_length=1)] | None = Field(
+        None, examples=[["failed", "expired"]]
+    )
+    """Holds when the value is one of these."""
+    present: bool | None = None
+    """``true``: the member exists and is not null; ``false``: absent or null."""
     gt: float | None = None
+    """Holds when the value is a number greater than this."""
     ge: float | None = None
+    """Holds when the value is a number at least this."""
     lt: float | None = None
+    """Holds when the value is a number less than this."""
     le: float | None = None
+    """Holds when the value is a number at most this."""
 
     @model_validator(mode="after")
     def _complete(self) -> Condition:
@@ -59,8 +74,21 @@ class Condition(SpecModel):
 class StateRule(SpecModel):
     """``then`` is the class when every condition in ``when`` holds."""
 
-    when: Annotated[list[Condition], Field(min_length=1)]
-    then: RemoteClass
+    when: Annotated[list[Condition], Field(min_length=1)] = Field(
+        examples=[[{"pointer": "/processing_status", "equals": "ended"},
+                   {"count": "succeeded", "equals": 0}]]
+    )  # fmt: skip
+    """The conditions, all of which must hold (one condition needs no list)."""
+    then: RemoteClass = Field(examples=["failed"])
+    """The class the rule gives."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        one_or_many(handler.resolve_ref_schema(schema), "when")
+        return schema
 
     @model_validator(mode="before")
     @classmethod

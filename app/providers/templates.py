@@ -45,7 +45,7 @@ def _parse_ref(text: str, where: str) -> tuple[str, str, str | None]:
         raise TemplateError(f"{where} is not a placeholder name (letters, digits, _)")
     name, pointer, flt = match.group(1), match.group(2), match.group(3)
     try:
-        pointers.parse(pointer)
+        pointers.refuse_wildcard(pointer)  # a placeholder stands for one value
     except pointers.PointerError as exc:
         raise TemplateError(f"{where}: {exc}") from None
     if flt is not None and flt not in FILTERS:
