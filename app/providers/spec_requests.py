@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from app.providers import templates
+from app.providers import pointers, templates
 from app.providers.secrets import EnvName, HeaderName
 from app.providers.spec_base import Endpoint, Method, Name, Pointer, SpecModel, TemplateText
 
@@ -58,15 +58,49 @@ class ValueSource(SpecModel):
         return self
 
 
+class NothingCreated(SpecModel):
+    """A create answer the provider documents as proof that NO job was made (an overload
+    or throttling refusal): the HTTP status and an error value in the body at ``pointer``
+    (one of ``equals``). Both must match: a status alone proves nothing, since a proxy or
+    load balancer in front of the provider can answer it too
+    (docs/single-create.md, "Nothing was made")."""
+
+    status: Annotated[int, Field(ge=400, le=599)]
+    pointer: Pointer
+    equals: Annotated[list[str], Field(min_length=1)]
+
+    @field_validator("equals", mode="before")
+    @classmethod
+    def _listed(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    def matches(self, status: int, body: Any) -> bool:
+        """Whether an answer with this status and JSON body is this documented refusal."""
+        return status == self.status and pointers.get(body, self.pointer) in self.equals
+
+    def describe(self) -> str:
+        """The rule in words, as history and `jobgate profiles check` show it."""
+        return f"HTTP {self.status} with {self.pointer} = {' or '.join(self.equals)}"
+
+
 class IdempotencySpec(SpecModel):
     """Where the idempotency token goes on create: a header, a body pointer, a query
     parameter, or nowhere. Anything but ``none`` declares that the provider HONOURS the
-    token (a second create with it starts no second job): only then is a create resent."""
+    token (a second create with it starts no second job): only then is a create resent.
+
+    ``nothing_created`` lists the create answers that prove no job was made; only such
+    an answer (or a create that never left) lets the create be sent again whatever the
+    location (docs/single-create.md)."""
 
     location: Literal["header", "body", "query", "none"] = "header"
     header: HeaderName | None = None
     pointer: Pointer | None = None
     param: str | None = None  # location query: the parameter name
+    nothing_created: list[NothingCreated] = []
+
+    def proves_nothing_created(self, status: int, body: Any) -> NothingCreated | None:
+        """The listed rule this create answer matches, if any."""
+        return next((r for r in self.nothing_created if r.matches(status, body)), None)
 
     @model_validator(mode="after")
     def _target(self) -> IdempotencySpec:

@@ -17,15 +17,17 @@ from app.operations.repository.leases import (
     renew_lease,
 )
 from app.operations.repository.reads import (
+    RESEND_ROW,
+    CreateTally,
     ListFilter,
     attention_inbox,
+    create_tally,
     get,
     get_by_key,
     get_by_remote_job,
     history,
     list_operations,
     result_items,
-    sent_creates,
 )
 from app.operations.repository.tables import Fence
 from app.operations.repository.writes import (
@@ -68,6 +70,8 @@ __all__ = [
     "release_unstarted",
     "renew_lease",
     "result_items",
-    "sent_creates",
+    "RESEND_ROW",
+    "CreateTally",
+    "create_tally",
     "transition",
 ]
