@@ -103,6 +103,7 @@ def create_app(
                         async with mcp.running():  # the MCP tools call this app's REST API
                             yield
             finally:
+                await ctx.background.drain()  # creates still in flight end on their own
                 observer.stop()
                 callbacks.stop()
                 if cb_task is not None:

@@ -228,6 +228,8 @@ def message_for(
             act,
         )
     started = "has STARTED" if op.remote_job_id else "is being STARTED"
+    if state == State.CREATE_PENDING:  # e.g. a slow create still in flight at the provider
+        started += " (the provider has not confirmed the create yet; jobgate keeps at it)"
     return (
         f"{what} {started} and {W.NOT_FINISHED}. {W.KEEP_WAITING}. {W.NOT_YET}. {how}",
         act,
