@@ -202,6 +202,9 @@ class CreateEndpoint(BodyEndpoint):
 class KindSpec(SpecModel):
     create: CreateEndpoint
     example: Any = None  # a sample input, shown by `jobgate profiles check`
+    # Where the input keeps its items (an array): their number is compared with the
+    # provider's item count before an operator's accept_job (docs/agent-api.md).
+    input_items: Pointer | None = None
 
 
 class CancelEndpoint(BodyEndpoint):

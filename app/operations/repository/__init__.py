@@ -26,6 +26,7 @@ from app.operations.repository.reads import (
     get_by_key,
     get_by_remote_job,
     history,
+    job_owner,
     list_operations,
     result_items,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "get_by_key",
     "get_by_remote_job",
     "history",
+    "job_owner",
     "history_row",
     "insert_operation",
     "insert_result_items",

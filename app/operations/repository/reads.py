@@ -44,6 +44,24 @@ async def get_by_remote_job(session: Txn, provider: str, remote_job_id: str) -> 
     return op
 
 
+async def job_owner(
+    session: Txn, provider: str, remote_job_id: str, *, other_than: str
+) -> Operation | None:
+    """Another operation already bound to this remote job, if any (oldest first)."""
+    stmt = (
+        select(Operation)
+        .where(
+            OPS.c.provider == provider,
+            OPS.c.remote_job_id == remote_job_id,
+            OPS.c.id != other_than,
+        )
+        .order_by(OPS.c.created_at)
+        .limit(1)
+    )
+    op: Operation | None = (await session.execute(stmt)).scalar_one_or_none()
+    return op
+
+
 async def history(session: Txn, op_id: str, *, after: int = 0) -> list[HistoryEntry]:
     """History rows in order; `after` skips those already seen (SSE resumes by id)."""
     stmt = (
