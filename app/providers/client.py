@@ -99,7 +99,9 @@ class ProviderClient(Wire):
         why = note or raw.error or f"{outcome.value}"
         note = f"preparation step {step.name} failed ({why}); the create was not sent"
         kept = outcome if outcome is Outcome.RATE_LIMITED else Outcome.REJECTED
-        return replace(self.base(raw, kept, note), extra_exchanges=list(earlier))
+        # A step that never left (no connection) is the create's own proof: it may go again.
+        proof = _no_job(profile, raw) if raw.never_left else None
+        return replace(self.base(raw, kept, note), extra_exchanges=list(earlier), no_job=proof)
 
     async def status(
         self,

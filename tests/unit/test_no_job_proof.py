@@ -145,3 +145,21 @@ def test_profiles_check_prints_the_list() -> None:
     ) in text
     code, text = run(Path("app/providers/profiles/openai_batch.yaml"), {}, None)
     assert "nothing_created: none listed" in text
+
+
+@pytest.mark.parametrize(("exc", "proof"), [(httpx2.ConnectError("refused"), True),
+                                            (httpx2.WriteError("w"), False)])  # fmt: skip
+async def test_a_preparation_step_that_never_left_is_the_creates_proof(
+    make_client: Any, exc: Exception, proof: bool
+) -> None:
+    env = {"JOBGATE_OPENAI_BASE_URL": "http://openai.test", "OPENAI_API_KEY": "k"}
+    profile = load_profiles(None, env)["openai_batch"]
+    client, recorder = make_client(raising(exc), env=env)
+    found = await client.create(
+        profile, "batch", {"endpoint": "/v1/chat/completions", "requests": [{"custom_id": "a"}]},
+        token="t", client_reference="op_1", trace_id="tr",
+    )  # fmt: skip
+    assert [r.url.path for r in recorder.requests] == ["/v1/files"]  # the create never went
+    assert (found.no_job is not None) is proof
+    if proof:
+        assert found.no_job.not_sent

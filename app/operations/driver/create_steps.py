@@ -88,11 +88,11 @@ def decide_create(
     unsent_before: bool = True,
 ) -> Decision:
     """Classify a create's answer (`unsent_before`: no earlier create reached the provider)."""
-    if (unbuildable := build_failure(res)) is not None:
-        return unbuildable
     ex = exchanges_of(res)
     if res.no_job is not None:  # proven to have made no job: it may go again
         return after_proof(ctx, profile, op, res, res.no_job, ex, unsent_before=unsent_before)
+    if (unbuildable := build_failure(res)) is not None:
+        return unbuildable
     if res.outcome == Outcome.OK and (res.remote_job_id or res.result is not None):
         fields = {
             "remote_job_id": res.remote_job_id,
