@@ -23,6 +23,7 @@ from app.core.db import Database
 from app.core.limits import BodyLimit
 from app.core.notify import Notifier
 from app.core.pg_listen import listening
+from app.core.ssrf import Resolver
 from app.health import metrics_route
 from app.health import routes as health_routes
 from app.mcp import http as mcp_http
@@ -74,13 +75,15 @@ def create_app(
     clock: Clock | None = None,
     run_observer: bool = True,
     transport: httpx2.AsyncBaseTransport | None = None,
+    resolver: Resolver | None = None,
 ) -> FastAPI:
-    """The gateway. Tests pass a fake clock and drive the observer themselves."""
+    """The gateway. Tests pass a fake clock and drive the observer themselves, and may
+    answer host names with their own `resolver` (never outside DNS)."""
     settings = settings or Settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with outbound_client(transport) as http:
+        async with outbound_client(transport, resolver=resolver) as http:
             ctx = build_context(settings, clock=clock or SystemClock(), http=http)
             app.state.ctx = ctx
             app.state.webhook_secrets = WebhookSecrets()  # fetched ones, for this process
@@ -100,6 +103,7 @@ def create_app(
                         async with mcp.running():  # the MCP tools call this app's REST API
                             yield
             finally:
+                await ctx.background.drain()  # creates still in flight end on their own
                 observer.stop()
                 callbacks.stop()
                 if cb_task is not None:

@@ -235,6 +235,10 @@ def make_settings(database_url: str, mock_url: str, tmp_path: Path, **kw: Any) -
         "auth": "dev",
         "observer_id": "test-observer",
         "lease_seconds": 30.0,
+        # The in-process creates answer at once; a loaded machine must not turn a create
+        # answer into "still in flight" (tests/integration/test_create_answer_bound.py
+        # sets its own bound).
+        "create_answer_seconds": 30.0,
     }
     values.update(kw)
     return Settings(**values)

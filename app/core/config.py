@@ -33,6 +33,9 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8080
     max_body_bytes: int = 256 * 1024
+    # POST /v1/operations answers within this many (real) seconds even when the provider's
+    # create is slower: 202, done false, the create still in flight under its intake lease.
+    create_answer_seconds: float = Field(default=2.0, gt=0)
     wait_default_seconds: float = 60.0
     wait_max_seconds: float = 600.0
     inline_result_max_bytes: int = 64 * 1024

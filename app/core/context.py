@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from app.core.background import Background
 from app.core.clock import Clock
 from app.core.config import Settings
 from app.core.db import Database
@@ -40,6 +41,8 @@ class AppContext:
     # operation's first poll (app/core/hold.py); None in a process without one.
     holder: Holder | None = None
     env: dict[str, str] = field(default_factory=dict)  # what profiles may reference, built once
+    # Creates still running after their request answered (app/core/background.py).
+    background: Background = field(default_factory=Background)
     rng: random.Random = field(default_factory=random.Random)
 
     def now(self) -> datetime:

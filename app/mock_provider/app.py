@@ -212,6 +212,10 @@ def create_app(settings: MockSettings | None = None) -> FastAPI:
         except sc.ScenarioError as exc:
             raise ApiError(400, exc.code, exc.message) from exc
         worker, trace_id = meta(request)
+        if store.refuse_create(client_reference, int(scenario.p("overloaded"))):
+            said = "the provider is overloaded; nothing was created; try again later"
+            headers = {"Retry-After": "1", **({"X-Trace-Id": trace_id} if trace_id else {})}
+            return _error(503, "overloaded", said, headers)
         new_job = NewJob(
             KIND,
             scenario.to_json(),

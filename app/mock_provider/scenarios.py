@@ -47,9 +47,12 @@ SCENARIOS: dict[str, dict[str, int]] = {
 # delay in milliseconds before each status answer (a slow provider, for lease tests),
 # a delay before the answer of a create that made a job (a create that times out at
 # the caller), `ignore_token` (1: every create makes a new job, like a provider
-# without create idempotency) and `list_delay` (the job is left out of that many
-# listings before it shows: an eventually consistent list endpoint).
+# without create idempotency), `list_delay` (the job is left out of that many
+# listings before it shows: an eventually consistent list endpoint) and `overloaded`
+# (the first that many creates carrying the client reference are refused with 503
+# `overloaded`, making no job: the answer the mock profiles list as nothing created).
 EXTRA_PARAMS: dict[str, int | None] = {
+    "overloaded": 0,
     "poll_after": None,
     "result_bytes": 0,
     "status_delay_ms": 0,

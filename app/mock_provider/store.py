@@ -51,6 +51,7 @@ CREATE TABLE IF NOT EXISTS jobs (
 CREATE INDEX IF NOT EXISTS jobs_by_token ON jobs (token, seq);
 CREATE INDEX IF NOT EXISTS jobs_by_client_reference ON jobs (client_reference, seq);
 CREATE TABLE IF NOT EXISTS creates (token TEXT PRIMARY KEY, calls INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS refused (client_reference TEXT PRIMARY KEY, calls INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS calls (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     job_id TEXT NOT NULL,
@@ -186,7 +187,26 @@ class MockStore:
         with self._tx() as conn:
             conn.execute("DELETE FROM jobs")
             conn.execute("DELETE FROM creates")
+            conn.execute("DELETE FROM refused")
             conn.execute("DELETE FROM calls")
+
+    def refuse_create(self, client_reference: str | None, times: int) -> bool:
+        """Whether this create is refused as overloaded (nothing made): the first `times`
+        create calls carrying this client reference are; each one is counted."""
+        if times <= 0 or client_reference is None:
+            return False
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT calls FROM refused WHERE client_reference = ?", (client_reference,)
+            ).fetchone()
+            if row is not None and row["calls"] >= times:
+                return False
+            conn.execute(
+                "INSERT INTO refused (client_reference, calls) VALUES (?, 1) "
+                "ON CONFLICT(client_reference) DO UPDATE SET calls = calls + 1",
+                (client_reference,),
+            )
+        return True
 
     def create_call(
         self,
@@ -338,6 +358,12 @@ class MockStore:
                 ).fetchall()
             else:
                 creates = conn.execute("SELECT token, calls FROM creates").fetchall()
+            # Refused creates made no job, so only a reference (or no filter) finds them.
+            refused = conn.execute(
+                "SELECT client_reference, calls FROM refused"
+                + (" WHERE client_reference = ?" if conds else ""),
+                (client_reference,) if conds else (),
+            ).fetchall()
         jobs_by_token: dict[str, list[str]] = {}
         jobs_by_reference: dict[str, list[str]] = {}
         for j in jobs:
@@ -346,6 +372,7 @@ class MockStore:
                 jobs_by_reference.setdefault(j["client_reference"], []).append(j["job_id"])
         return {
             "creates_by_token": {r["token"]: r["calls"] for r in creates},
+            "refused_by_reference": {r["client_reference"]: r["calls"] for r in refused},
             "jobs_by_token": jobs_by_token,
             "jobs_by_reference": jobs_by_reference,
             "jobs": {

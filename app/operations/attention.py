@@ -12,7 +12,7 @@ from typing import Any
 from app.core.context import AppContext
 from app.core.errors import Conflict, Invalid
 from app.core.txn import Txn
-from app.operations import ledger
+from app.operations import accept_check, ledger
 from app.operations import repository as repo
 from app.operations.models import Operation
 from app.operations.presenter import with_errors
@@ -109,7 +109,20 @@ async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest)
     evidence = Evidence(
         EvidenceKind.OPERATOR_DECISION, {"decision": req.decision, "by": who}, operator=True
     )
+    data: dict[str, Any] = {"decision": req.model_dump()}
+    before: list[dict[str, Any]] = []
+    if req.decision == "accept_job" and req.remote_job_id:
+        # What the provider shows of the job, read before any write (accept_check.py).
+        checked = await accept_check.verify(ctx, op, req.remote_job_id)
+        data["checked"] = checked.checks
+        ex = checked.exchange
+        cause = f"{ex.operation} {ex.method} -> {ex.status_code}"
+        before.append(
+            ledger.row(op, kind="exchange", actor=actor, cause=cause, now=now, data=ex.to_dict())
+        )
     async with ctx.db.transaction() as session:
+        if req.decision == "accept_job" and req.remote_job_id:  # again, where it is written
+            await accept_check.not_bound_elsewhere(session, op, req.remote_job_id)
         try:
             applied = await ledger.transition(
                 session,
@@ -121,7 +134,8 @@ async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest)
                 now=now,
                 fence=None,
                 fields=fields,
-                data={"decision": req.model_dump()},
+                data=data,
+                before=before,
             )
         except TransitionRefused as err:
             raise Conflict("decision_not_allowed", str(err)) from err

@@ -69,6 +69,16 @@ CODES: dict[str, tuple[int, str]] = {
     ),
     "remote_job_unknown": (409, "No remote job id is known; use accept_job with the verified id."),
     "decision_not_allowed": (409, "The decision does not fit the operation's state."),
+    "remote_job_bound": (
+        409,
+        f"Job batch_123 at openai_batch is already bound to operation {OP} (observing); "
+        "accepting it here would have two operations follow one job. Nothing was written.",
+    ),
+    "remote_job_unverified": (
+        409,
+        "jobgate could not check job batch_123 at openai_batch (the provider answered HTTP "
+        "503), and accepts no job it has not seen. Nothing was written.",
+    ),
     "operation_changed": (409, "The operation changed; read it again."),
     "nothing_to_acknowledge": (
         409,
@@ -98,6 +108,11 @@ CODES: dict[str, tuple[int, str]] = {
         422,
         "accept_job needs remote_job_id: the job the operator verified.",
     ),
+    "remote_job_mismatch": (
+        422,
+        "Job msgbatch_123 is not this operation's: it holds 3 items and this operation's "
+        "input has 6. Nothing was written.",
+    ),
     "result_deadline_required": (
         422,
         "The result deadline has passed; give result_deadline_seconds.",
@@ -123,6 +138,9 @@ ABOUT_OPERATION = frozenset(
         "nothing_to_acknowledge",
         "remote_job_id_required",
         "result_deadline_required",
+        "remote_job_bound",
+        "remote_job_unverified",
+        "remote_job_mismatch",
     }
 )
 # Every route may answer these.

@@ -121,14 +121,15 @@ def poll_after(op: Operation, now: datetime) -> float | None:
 # Said in the message while the create may still be in doubt, for providers without a token.
 _SINGLE_CREATE_NOTE = {
     SingleCreate.LOOKUP: (
-        " This provider does not honour idempotency tokens: jobgate sends the create at "
-        "most once and, if its answer is lost, finds the job by its reference instead of "
-        "sending it again."
+        " This provider does not honour idempotency tokens: jobgate sends the create again "
+        "only when the provider proved it started nothing and, if an answer is lost, finds "
+        "the job by its reference instead of sending it again."
     ),
     SingleCreate.NONE: (
         " This provider has neither idempotency tokens nor a lookup: jobgate sends the "
-        "create at most once, and if its answer is lost the operation is handed to an "
-        "operator (needs_attention) rather than risk a second job."
+        "create again only when the provider proved it started nothing, and if an answer "
+        "is lost the operation is handed to an operator (needs_attention) rather than risk "
+        "a second job."
     ),
 }
 
@@ -259,6 +260,8 @@ def message_for(
             act,
         )
     started = "has STARTED" if op.remote_job_id else "is being STARTED"
+    if state == State.CREATE_PENDING:  # e.g. a slow create still in flight at the provider
+        started += " (the provider has not confirmed the create yet; jobgate keeps at it)"
     return (
         f"{what} {started} and {W.NOT_FINISHED}. {W.KEEP_WAITING}. {W.NOT_YET}. {how}",
         act,

@@ -3,11 +3,14 @@
 Intent before effect: the operation row (token, fingerprint, deadlines, trace id,
 caller) is committed before any provider call, and the request holds the first
 lease so no observer races it; if the process dies, the lease lapses and an
-observer resumes the create with the same token.
+observer resumes the create with the same token. The request answers within
+`create_answer_seconds` whatever the provider does: the create goes on in a task of
+its own (app/core/background.py), still under that lease.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import secrets
 from datetime import timedelta
@@ -154,12 +157,26 @@ async def create(
         version=0,
     )  # fmt: skip
     faults.maybe_crash(ctx.settings, "after_intent_commit")
-    # The in-process observer, if one runs, takes the first poll over when it is due soon,
-    # or is told when it falls due (Holder.released): no claim is needed to find it.
+    # The create runs as a task of its own, under the intake lease: the request waits for
+    # it only `create_answer_seconds`, and a slower provider (or a request that is gone)
+    # leaves it running. A retry with the same key meets the same row meanwhile.
+    task = ctx.background.start(_first_steps(ctx, op), name=f"create {op.id}")
+    done, _ = await asyncio.wait({task}, timeout=ctx.settings.create_answer_seconds)
+    if task in done:
+        task.result()  # its failure is this request's, as before
+        return op, False
+    async with ctx.db.read() as session:  # committed state only: the task is mid-step
+        fresh = await repo.get(session, op.id)
+    return fresh or op, False
+
+
+async def _first_steps(ctx: AppContext, op: Operation) -> None:
+    """The create and what follows at once, under the intake lease. The in-process
+    observer, if one runs, takes the first poll over when it is due soon, or is told
+    when it falls due (Holder.released): no claim is needed to find it."""
     await process(ctx, op, Fence(op.lease_owner or "", op.lease_token), ctx.holder)
     if ctx.holder is None:
         ctx.notifier.kick()
-    return op, False
 
 
 def _replay(existing: Operation, fp: str) -> Operation:

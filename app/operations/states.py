@@ -126,7 +126,11 @@ HUMAN_WHY: dict[State, tuple[str, str]] = {
 }
 
 ALLOWED: dict[State, frozenset[State]] = {
-    S.CREATE_PENDING: frozenset({S.ACCEPTED, S.CREATE_UNKNOWN, S.FAILED, S.RESULT_COLLECTING}),
+    # create_pending -> create_pending: the create proved it made no job; it may go again
+    # (docs/single-create.md, "Nothing was made").
+    S.CREATE_PENDING: frozenset(
+        {S.CREATE_PENDING, S.ACCEPTED, S.CREATE_UNKNOWN, S.FAILED, S.RESULT_COLLECTING}
+    ),
     S.CREATE_UNKNOWN: frozenset({S.RECONCILING, S.CREATE_UNCONFIRMED}),
     S.RECONCILING: frozenset(
         {S.ACCEPTED, S.FAILED, S.CONTRACT_VIOLATION, S.CREATE_UNKNOWN, S.CREATE_UNCONFIRMED}
@@ -172,6 +176,9 @@ class EvidenceKind(StrEnum):
     CREATE_REJECTED = "create_rejected"  # the provider definitively refused the create
     REQUEST_BUILD_FAILED = "request_build_failed"  # the create could not be built; not sent
     NO_REMOTE_JOB = "no_remote_job"  # reconciliation: rejected, and no job holds the token
+    # Every create sent was proven to make no job (never left, or a refusal the profile
+    # lists): data {"proof"}. Sends it again, or ends `failed` at the create deadline.
+    NOTHING_CREATED = "nothing_created"
     AMBIGUOUS_CREATE = "ambiguous_create"  # the create may or may not have made a job
     CREATE_DEADLINE = "create_deadline"  # the create deadline passed unconfirmed
     RECONCILE = "reconcile"  # start looking for the job by its token
@@ -192,6 +199,7 @@ class EvidenceKind(StrEnum):
 E = EvidenceKind
 # Every target and the evidence that may take an operation there (SPEC section 3).
 EVIDENCE_FOR: dict[State, frozenset[EvidenceKind]] = {
+    S.CREATE_PENDING: frozenset({E.NOTHING_CREATED}),
     S.CREATE_UNKNOWN: frozenset({E.AMBIGUOUS_CREATE, E.CREATE_DEADLINE}),
     S.RECONCILING: frozenset({E.RECONCILE}),
     S.ACCEPTED: frozenset({E.REMOTE_JOB_ID}),
@@ -205,7 +213,7 @@ EVIDENCE_FOR: dict[State, frozenset[EvidenceKind]] = {
     S.SUCCEEDED: frozenset({E.RESULT_VALID}),
     S.FAILED: frozenset(
         {E.REMOTE_FAILED, E.CREATE_REJECTED, E.REQUEST_BUILD_FAILED, E.NO_REMOTE_JOB}
-        | {E.RESULT_FAILED}
+        | {E.RESULT_FAILED, E.NOTHING_CREATED}
     ),
     S.CANCELLED: frozenset({E.REMOTE_CANCELLED}),
     S.RESULT_TIMED_OUT: frozenset({E.RESULT_DEADLINE}),
@@ -237,6 +245,8 @@ def _payload_problem(kind: EvidenceKind, data: dict[str, Any]) -> str | None:
         and any(isinstance(data.get(k), int) and data[k] > 0 for k in ("failed", "succeeded"))
     ):
         return "remote_ended_with_items evidence names no failed job with items"
+    if kind == E.NOTHING_CREATED and not (isinstance(data.get("proof"), str) and data["proof"]):
+        return "nothing_created evidence carries no proof"
     if kind == E.RESULT_INVALID and not data.get("code"):
         return "result_invalid evidence names no failed check"
     return None

@@ -8,9 +8,11 @@ rendered by `presenter.to_body`. The caller is an operator principal named after
 OS user, `cli:<user>`, so history says who acted and that it came from the CLI.
 
 Synchronous on the outside: one event loop (`asyncio.Runner`) lives as long as the
-command, so the engine's connections are made once. Nothing here calls a provider:
-the provider client's transport refuses every request, and the lease owner (an
-observer) sends the cancel, as it does for a cancel made over REST.
+command, so the engine's connections are made once. The one provider call made here is
+the status read of the job an `accept_job` names, which `attention.resolve` checks
+before accepting it (app/operations/accept_check.py), with the credentials and profiles
+of this process's environment; the lease owner (an observer) sends a cancel, as it
+does for a cancel made over REST.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from app.operations.schemas import (
 )
 from app.operations.states import is_done
 from app.ops_cli.backend import BackendUnavailable
+from app.providers.outbound import outbound_client
 from jobgate_client import types as api
 from jobgate_client.errors import ApiError
 
@@ -62,10 +65,6 @@ def cli_principal() -> Principal:
     except (OSError, KeyError):  # no login name and no passwd entry (some containers)
         user = ""
     return Principal(f"cli:{user or f'uid{os.getuid()}'}", Role.OPERATOR)
-
-
-def _no_provider_calls(request: httpx2.Request) -> httpx2.Response:
-    raise RuntimeError(f"jobgate ops on the database never calls a provider ({request.url})")
 
 
 class LocalOps:
@@ -224,7 +223,7 @@ def open_database(
         raise BackendUnavailable(f"the database is not ready: {state.reason}")
     settings = Settings(database_url=database_url)
     with asyncio.Runner() as runner:
-        http = httpx2.AsyncClient(transport=httpx2.MockTransport(_no_provider_calls))
+        http = outbound_client()  # only accept_job's status read goes out on it
         ctx = build_context(settings, clock=clock or SystemClock(), http=http)
         try:
             yield LocalOps(runner, ctx, who or cli_principal())

@@ -147,6 +147,7 @@ _SERVER_MESSAGES = {
     502: "bad gateway",
     503: "service unavailable",
     504: "gateway timeout",
+    529: "Overloaded",  # Anthropic's overloaded_error, as its Errors reference shows it
 }
 
 

@@ -57,6 +57,15 @@ def _block(
     return [*lines, ""]
 
 
+def _nothing_created(profile: Profile) -> str:
+    """The create answers that let the create go again (docs/single-create.md)."""
+    rules = profile.idempotency.nothing_created
+    if not rules:
+        return "none listed (only a create that never reached the provider is sent again)"
+    listed = "; ".join(r.describe() for r in rules)
+    return f"{listed} (the create is sent again after these, within the create deadline)"
+
+
 def _samples(names: set[str]) -> dict[str, str]:
     return {n: n.upper() for n in names}
 
@@ -68,6 +77,7 @@ def describe(profile: Profile, env: Mapping[str, str], sample_input: Any = None)
         f"profile {profile.name}: valid (profile language v2)",
         f"base_url: {profile.base_url}",
         f"single_create: {profile.single_create.value}",
+        f"nothing_created: {_nothing_created(profile)}",
         f"credential: {cred[2]}",
         f"client reference: {profile.client_reference.where()}",
         "",

@@ -28,7 +28,7 @@ from app.providers.profile import Endpoint, Profile
 from app.providers.results import collect
 from app.providers.secrets import Secret
 from app.providers.spec_requests import CreateEndpoint, PrepareStep
-from app.providers.types import CallResult, Exchange, LookupResult, Outcome
+from app.providers.types import CallResult, Exchange, LookupResult, NoJobProof, Outcome
 from app.providers.wire import WORKER_HEADER as WORKER_HEADER  # re-exported
 from app.providers.wire import Raw, Wire, named
 
@@ -70,7 +70,7 @@ class ProviderClient(Wire):
                            extra_exchanges=earlier)  # fmt: skip
         raw = await self.send(profile, prepared, trace_id, worker)
         found = self.observe(profile, raw, require="job_id", create=spec.create)
-        return replace(found, extra_exchanges=earlier)
+        return replace(found, extra_exchanges=earlier, no_job=_no_job(profile, raw))
 
     async def _prepare(
         self,
@@ -98,7 +98,9 @@ class ProviderClient(Wire):
         why = note or raw.error or f"{outcome.value}"
         note = f"preparation step {step.name} failed ({why}); the create was not sent"
         kept = outcome if outcome is Outcome.RATE_LIMITED else Outcome.REJECTED
-        return replace(self.base(raw, kept, note), extra_exchanges=list(earlier))
+        # A step that never left (no connection) is the create's own proof: it may go again.
+        proof = _no_job(profile, raw) if raw.never_left else None
+        return replace(self.base(raw, kept, note), extra_exchanges=list(earlier), no_job=proof)
 
     async def status(
         self,
@@ -298,3 +300,19 @@ class ProviderClient(Wire):
     def _refused_lookup(self, why: str) -> LookupResult:
         refused = self.refused("lookup", why)
         return LookupResult(Outcome.REJECTED, [refused.exchange], stopped="refused")
+
+
+def _no_job(profile: Profile, raw: Raw) -> NoJobProof | None:
+    """Proof that this create made no job: it never left (a failure while connecting),
+    or the provider answered a refusal the profile lists (`idempotency.nothing_created`)."""
+    if raw.never_left:
+        said = scrub(raw.error or "no connection was made", raw.variants)
+        return NoJobProof(True, f"the request never reached the provider ({said[:200]})")
+    if raw.response is None or not raw.json_ok:
+        return None
+    rule = profile.idempotency.proves_nothing_created(raw.response.status_code, raw.body)
+    if rule is None:
+        return None
+    return NoJobProof(
+        False, f"the provider answered {rule.describe()}, which proves nothing was created"
+    )

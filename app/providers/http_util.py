@@ -45,6 +45,23 @@ def classify(answer: httpx2.Response | BaseException) -> Outcome:
     return Outcome.AMBIGUOUS
 
 
+# Transport failures raised before any byte of the request was written: httpcore2 raises
+# ConnectError / ConnectTimeout only while opening the connection (DNS resolution, TCP
+# connect, the TLS handshake) and PoolTimeout only while waiting for a free connection.
+# Anything later (WriteError, ReadError, ReadTimeout, RemoteProtocolError, our own
+# whole-call timeout) may come after the provider got the request: never proof.
+NEVER_LEFT: tuple[type[Exception], ...] = (
+    httpx2.ConnectError,
+    httpx2.ConnectTimeout,
+    httpx2.PoolTimeout,
+)
+
+
+def never_left(exc: BaseException) -> bool:
+    """Whether a transport failure proves the request never left this process."""
+    return isinstance(exc, NEVER_LEFT)
+
+
 def parse_retry_after(value: str | None, now: datetime) -> float | None:
     """Retry-After as seconds: delay-seconds or an HTTP-date relative to ``now``.
 

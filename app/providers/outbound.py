@@ -16,6 +16,7 @@ writing, TLS and every other attribute go to the wrapped stream unchanged.
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 import ssl
 from collections.abc import Iterable
@@ -24,6 +25,8 @@ from typing import Any
 import httpcore2
 import httpx2
 from httpcore2._utils import is_socket_readable
+
+from app.core.ssrf import Resolver
 
 HTTP_LIMITS = httpx2.Limits(max_connections=200, max_keepalive_connections=50)
 # httpcore2's own check (a `poll` of the socket; a socket that is gone counts as
@@ -62,10 +65,15 @@ class CheckedStream(httpcore2.AsyncNetworkStream):
 
 
 class SocketCheckingBackend(httpcore2.AsyncNetworkBackend):
-    """httpcore2's anyio backend, its streams wrapped in `CheckedStream`."""
+    """httpcore2's anyio backend, its streams wrapped in `CheckedStream`.
 
-    def __init__(self) -> None:
+    Given a `resolver` (tests: names answered without outside DNS), a host name is
+    resolved through it first; a name it cannot resolve fails as the system resolver's
+    would, with httpcore2's `ConnectError` (nothing was sent)."""
+
+    def __init__(self, resolver: Resolver | None = None) -> None:
         self._inner = httpcore2.AnyIOBackend()
+        self._resolver = resolver
 
     async def connect_tcp(
         self,
@@ -75,6 +83,11 @@ class SocketCheckingBackend(httpcore2.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore2.AsyncNetworkStream:
+        if self._resolver is not None and not _is_address(host):
+            try:
+                host = (await self._resolver(host, port))[0]
+            except (OSError, IndexError) as exc:
+                raise httpcore2.ConnectError(f"cannot resolve {host!r}: {exc}") from exc
         stream = await self._inner.connect_tcp(
             host, port, timeout=timeout, local_address=local_address, socket_options=socket_options
         )
@@ -90,6 +103,14 @@ class SocketCheckingBackend(httpcore2.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await self._inner.sleep(seconds)
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
 
 
 class _Transport(httpx2.AsyncHTTPTransport):
@@ -108,6 +129,7 @@ class _Transport(httpx2.AsyncHTTPTransport):
         http1: bool,
         http2: bool,
         limits: httpx2.Limits,
+        resolver: Resolver | None = None,
     ) -> None:
         # One SSL context (loading the CA store once), for httpx2's pool and its replacement.
         ssl_context = httpx2.create_ssl_context(verify=verify, cert=cert, trust_env=trust_env)
@@ -121,13 +143,17 @@ class _Transport(httpx2.AsyncHTTPTransport):
             keepalive_expiry=limits.keepalive_expiry,
             http1=http1,
             http2=http2,
-            network_backend=SocketCheckingBackend(),
+            network_backend=SocketCheckingBackend(resolver),
         )
 
 
 class OutboundClient(httpx2.AsyncClient):
     """`httpx2.AsyncClient` whose default transport is `_Transport`; proxies from the
     environment keep httpx2's own transports (built in `_init_proxy_transport`)."""
+
+    def __init__(self, *, resolver: Resolver | None = None, **kwargs: Any) -> None:
+        self._jobgate_resolver = resolver  # read by _init_transport, called by __init__
+        super().__init__(**kwargs)
 
     def _init_transport(
         self,
@@ -142,10 +168,19 @@ class OutboundClient(httpx2.AsyncClient):
         if transport is not None:
             return transport
         return _Transport(
-            verify=verify, cert=cert, trust_env=trust_env, http1=http1, http2=http2, limits=limits
+            verify=verify,
+            cert=cert,
+            trust_env=trust_env,
+            http1=http1,
+            http2=http2,
+            limits=limits,
+            resolver=self._jobgate_resolver,
         )
 
 
-def outbound_client(transport: httpx2.AsyncBaseTransport | None = None) -> httpx2.AsyncClient:
-    """The process's client for provider calls and callbacks (`transport`: tests' fakes)."""
-    return OutboundClient(limits=HTTP_LIMITS, transport=transport)
+def outbound_client(
+    transport: httpx2.AsyncBaseTransport | None = None, *, resolver: Resolver | None = None
+) -> httpx2.AsyncClient:
+    """The process's client for provider calls and callbacks (`transport`: tests' fakes;
+    `resolver`: tests' names, answered without outside DNS)."""
+    return OutboundClient(limits=HTTP_LIMITS, transport=transport, resolver=resolver)

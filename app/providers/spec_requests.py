@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from app.providers import templates
+from app.providers import pointers, templates
 from app.providers.secrets import EnvName, HeaderName
 from app.providers.spec_base import (
     Endpoint,
@@ -71,10 +71,50 @@ class ValueSource(SpecModel):
         return self
 
 
+class NothingCreated(SpecModel):
+    """A create answer the provider documents as proof that NO job was made (an overload
+    or throttling refusal): the HTTP status and an error value in the body at ``pointer``
+    (one of ``equals``). Both must match: a status alone proves nothing, since a proxy or
+    load balancer in front of the provider can answer it too
+    (docs/single-create.md, "Nothing was made")."""
+
+    status: Annotated[int, Field(ge=400, le=599, examples=[529])]
+    """The HTTP status of the refusal."""
+    pointer: Pointer = Field(examples=["/error/type"])
+    """Where the answer's body keeps the error's kind."""
+    equals: Annotated[list[str], Field(min_length=1, examples=[["overloaded_error"]])]
+    """The values that prove it (one value, or a list)."""
+
+    @field_validator("equals", mode="before")
+    @classmethod
+    def _listed(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    def matches(self, status: int, body: Any) -> bool:
+        """Whether an answer with this status and JSON body is this documented refusal."""
+        return status == self.status and pointers.get(body, self.pointer) in self.equals
+
+    def describe(self) -> str:
+        """The rule in words, as history and `jobgate profiles check` show it."""
+        return f"HTTP {self.status} with {self.pointer} = {' or '.join(self.equals)}"
+
+
 class IdempotencySpec(SpecModel):
     """Where the idempotency token goes on create: a header, a body pointer, a query
     parameter, or nowhere. Anything but ``none`` declares that the provider HONOURS the
     token (a second create with it starts no second job): only then is a create resent.
+
+    ``nothing_created`` is the one way a profile lets a create go again to a provider
+    that honours no token: list only answers the provider's own reference says start
+    nothing (an overload or throttling refusal), matched by the HTTP status **and** an
+    error value in the body (a status alone could come from a proxy in front of the
+    provider). After such an answer, or a create that never reached the provider (a
+    failure while connecting), the create is sent again after the backoff
+    (``Retry-After`` wins) until the create deadline, then the operation ends ``failed``
+    with nothing started. Every other answer keeps the create at most once
+    (docs/single-create.md, "Nothing was made"). The bundled Anthropic profile lists
+    ``{status: 529, pointer: /error/type, equals: overloaded_error}`` and
+    ``{status: 429, pointer: /error/type, equals: rate_limit_error}``.
 
     ``single_create`` (shown to agents in ``guarantees.single_create``) is derived, never
     written: ``token`` when ``idempotency.location`` is not ``none``, else ``lookup`` when a
@@ -90,6 +130,14 @@ class IdempotencySpec(SpecModel):
     """Where in the create body, for ``location: body``."""
     param: str | None = Field(None, examples=["requestId"])
     """The query parameter, for ``location: query``."""
+    nothing_created: list[NothingCreated] = []
+    """Create answers that prove no job was made (an overloaded or rate-limited refusal
+    the provider documents as such): only such an answer, or a create that never left,
+    lets the create be sent again, whatever ``location`` says (docs/single-create.md)."""
+
+    def proves_nothing_created(self, status: int, body: Any) -> NothingCreated | None:
+        """The listed rule this create answer matches, if any."""
+        return next((r for r in self.nothing_created if r.matches(status, body)), None)
 
     @model_validator(mode="after")
     def _target(self) -> IdempotencySpec:
@@ -227,6 +275,9 @@ class KindSpec(SpecModel):
     """The create call."""
     example: Any = Field(None, examples=[{"audio_url": "https://example.com/a.mp3"}])
     """A sample input, which `jobgate profiles check` builds the requests from."""
+    input_items: Pointer | None = Field(None, examples=["/requests"])
+    """Where the input keeps its items (an array): their number is compared with the
+    provider's item count before an operator's `accept_job` (docs/agent-api.md)."""
 
 
 class CancelEndpoint(BodyEndpoint):

@@ -100,6 +100,16 @@ class DocumentInfo:
 
 
 @dataclass(frozen=True)
+class NoJobProof:
+    """Why a create certainly made no remote job (docs/single-create.md): its request
+    never left this process (`not_sent`: no connection was made), or the provider
+    answered with a refusal the profile lists under `idempotency.nothing_created`."""
+
+    not_sent: bool
+    why: str  # in words: the transport failure, or the answer and the rule it matched
+
+
+@dataclass(frozen=True)
 class CallResult:
     """A classified provider answer with the fields the profile's pointers extract."""
 
@@ -126,6 +136,7 @@ class CallResult:
     counts: Counts | None = None  # total / succeeded / failed / not_processed
     documents: list[DocumentInfo] = field(default_factory=list)  # result: what was read
     extra_exchanges: list[Exchange] = field(default_factory=list)  # earlier calls, in order
+    no_job: NoJobProof | None = None  # create: proof that it made no job (may be sent again)
 
 
 LookupStop = Literal["end", "window", "max_pages", "error", "refused"]

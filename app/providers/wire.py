@@ -22,6 +22,7 @@ from app.providers import extract
 from app.providers.documents import LineReader
 from app.providers.http_util import (
     classify,
+    never_left,
     parse_retry_after,
     read_capped,
     record_exchange,
@@ -58,6 +59,7 @@ class Raw:
     sent: bool
     sensitive: frozenset[str]
     retry_hint: float | None = None  # the provider's own delay in an error body (retry_hint)
+    never_left: bool = False  # a transport failure before any byte was written (http_util)
 
 
 class Wire:
@@ -129,7 +131,7 @@ class Wire:
         cap = profile.validation.max_bytes + ENVELOPE_BYTES
         started = time.perf_counter()
         response: httpx2.Response | None = None
-        data, complete, error = b"", True, None
+        data, complete, error, unsent = b"", True, None, False
         try:
             # asyncio's own timeout: anyio's cancel scope cost about 2% of the gateway's CPU
             async with asyncio.timeout(t.seconds):
@@ -142,7 +144,7 @@ class Wire:
                 finally:
                     await response.aclose()
         except Exception as exc:  # every transport failure is an outcome, never a crash
-            response, error = None, f"{type(exc).__name__}: {exc}"
+            response, error, unsent = None, f"{type(exc).__name__}: {exc}", never_left(exc)
         duration = (time.perf_counter() - started) * 1000
         _announce(profile, prepared.operation, request, response, duration, variants, trace_id)
         text = body_json = None
@@ -168,7 +170,7 @@ class Wire:
             hint = extract.retry_hint(profile, body_json)
         return Raw(
             prepared.operation, request, response, text, body_json, json_ok, error, duration,
-            variants, True, sensitive, hint,
+            variants, True, sensitive, hint, unsent,
         )  # fmt: skip
 
     def outcome(self, raw: Raw, *, ok: bool, why: str = "") -> tuple[Outcome, str | None]:

@@ -49,7 +49,9 @@ async def test_pick_the_true_job_after_a_contract_violation(gateway: Gateway) ->
     hist = (await gateway.http.get(f"/v1/operations/{op_id}/history")).json()["items"]
     states = [i["to_state"] for i in hist if i["kind"] == "transition"]
     assert "contract_violation" in states  # nothing before the decision was erased
-    decision = next(i for i in hist if i["actor"].startswith("operator:"))
+    decision = next(
+        i for i in hist if i["kind"] == "transition" and i["actor"].startswith("operator:")
+    )
     assert "verified in console" in decision["cause"]
 
 

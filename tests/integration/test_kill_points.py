@@ -27,6 +27,10 @@ POINTS = [
         False,
         "contract_violation",
     ),
+    # The first create refused as overloaded (nothing made): killed after recording that
+    # proof, and after announcing the second create (which may or may not have gone).
+    ("after_create_pending", {"name": "slow", "polls": 1, "overloaded": 1}, False, "succeeded"),
+    ("after_create_resend", {"name": "slow", "polls": 1, "overloaded": 1}, False, "succeeded"),
     ("after_accepted", {"name": "slow", "polls": 1}, False, "succeeded"),
     ("after_create_unknown", {"name": "lost_create_response"}, False, "succeeded"),
     ("after_reconciling", {"name": "accept_then_5xx"}, False, "succeeded"),

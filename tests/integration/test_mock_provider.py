@@ -164,6 +164,7 @@ def test_create_timeout_and_reject_create_nothing(client: httpx2.Client) -> None
         assert create(client, "create_timeout", tok=tok).status_code == 503
     assert stats(client, tok) == {
         "creates_by_token": {tok: 3},
+        "refused_by_reference": {},
         "jobs_by_token": {},
         "jobs_by_reference": {},
         "jobs": {},

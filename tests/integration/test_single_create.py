@@ -166,3 +166,29 @@ async def test_the_create_answer_says_the_guarantee_in_plain_words(gateway: Gate
         final = await gateway.run_until_done(body["operation_id"])
         assert final["state"] == "succeeded"
         assert "idempotency tokens" not in final["message"]
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+async def test_a_create_refused_as_overloaded_goes_again_in_every_mode(
+    gateway: Gateway, mock_client: httpx2.Client, mode: str
+) -> None:
+    """The mock's `overloaded` answer is listed as proof that nothing was made: the
+    create goes again, in every mode, and one job exists (counted at the mock)."""
+    first = await start(gateway, MODES[mode], {"name": "fast", "overloaded": 2})
+    op_id = first["operation_id"]
+    assert (first["state"], first["done"]) == ("create_pending", False), first
+    final = await gateway.run_until_done(op_id, step=1)
+    assert final["state"] == "succeeded", final
+    stats = mock_client.get("/_mock/stats", params={"client_reference": op_id}).json()
+    assert stats["refused_by_reference"] == {op_id: 2}
+    assert stats["jobs_by_reference"][op_id] == [final["remote_job_id"]]
+    items = await history(gateway, op_id)
+    assert [i["to_state"] for i in items if i["kind"] == "transition"][:4] == [
+        "create_pending",
+        "create_pending",
+        "create_pending",
+        "accepted",
+    ]
+    assert len(exchanges(items, "create")) == 3
+    assert [r["data"]["attempt"] for r in rows(items, "create_resend")] == [2, 3]
+    assert rows(items, "resend_refused") == []  # nothing was in doubt

@@ -4,6 +4,7 @@ capability lets reconciliation do."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
@@ -24,10 +25,11 @@ from app.operations.driver.single_create import (
     first_send,
 )
 from app.operations.models import Operation
+from app.operations.repository import CreateTally
 from app.operations.states import State
 from app.providers.http_util import record_exchange
 from app.providers.profile import Profile
-from app.providers.types import CallResult, Outcome
+from app.providers.types import CallResult, NoJobProof, Outcome
 from tests.unit.provider_fakes import variant
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -135,3 +137,45 @@ def test_an_ambiguous_create_without_token_or_lookup_goes_on_at_once(
         engine, blind, operation(single_create="none"), _answer(503, Outcome.AMBIGUOUS)
     )
     assert decision.to == State.CREATE_UNKNOWN and decision.again and decision.carry is not None
+
+
+def test_another_create_only_when_every_one_that_may_have_been_sent_is_proven() -> None:
+    # The first create proven to have made nothing: one more may go.
+    assert CreateTally(sent=1, proven=1).all_proven
+    # A second one announced, never answered (the process died): in doubt.
+    doubt = CreateTally(sent=1, proven=1, resends=1)
+    assert not doubt.all_proven and doubt.may_have_made_a_job == 1
+    # Nothing proven: the first create itself is in doubt.
+    assert not CreateTally(sent=1).all_proven
+    assert CreateTally(sent=3, proven=2, resends=2).may_have_made_a_job == 1
+
+
+def test_a_create_proven_to_make_nothing_goes_again_after_the_backoff(
+    mock_profile: Profile,
+) -> None:
+    engine: Any = SimpleNamespace(
+        rng=random.Random(1), settings=SimpleNamespace(time_scale=1.0), now=lambda: NOW
+    )
+    refused = replace(
+        _answer(503, Outcome.AMBIGUOUS),
+        retry_after_seconds=7.0,
+        no_job=NoJobProof(False, "HTTP 503 listed"),
+    )
+    blind = variant(mock_profile, idempotency={"location": "none"}, lookup=None)
+    op = operation(single_create="none")
+    again = decide_create(engine, blind, op, refused)
+    assert (again.to, again.delay, again.again) == (State.CREATE_PENDING, 7.0, False)
+    assert again.evidence is not None and again.evidence.kind == "nothing_created"
+    # The deadline comes before the next try: failed, nothing started.
+    late = decide_create(engine, blind, operation(create_deadline_at=NOW + timedelta(seconds=5)),
+                         refused)  # fmt: skip
+    assert late.to == State.FAILED
+    assert late.fields["error"]["code"] == "create_not_started"
+    never = replace(refused, no_job=NoJobProof(True, "refused"))
+    gone = decide_create(engine, blind, operation(create_deadline_at=NOW + timedelta(seconds=5)),
+                         never)  # fmt: skip
+    assert gone.fields["error"]["code"] == "create_not_sent"
+    # An earlier create reached the provider: not "nothing was sent".
+    mixed = decide_create(engine, blind, operation(create_deadline_at=NOW + timedelta(seconds=5)),
+                          never, unsent_before=False)  # fmt: skip
+    assert mixed.fields["error"]["code"] == "create_not_started"

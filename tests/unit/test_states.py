@@ -178,3 +178,18 @@ def test_a_failed_job_goes_to_collection_only_with_items_to_collect() -> None:
     check_transition(State.CANCELLING, State.RESULT_COLLECTING, proof)
     with pytest.raises(TransitionRefused, match="needs evidence"):
         check_transition(State.RESULT_COLLECTING, State.SUCCEEDED, proof)
+
+
+def test_a_create_proven_to_make_nothing_stays_pending_or_fails_with_its_proof() -> None:
+    proof = Evidence(EvidenceKind.NOTHING_CREATED, {"proof": "HTTP 529 overloaded_error"})
+    check_transition(State.CREATE_PENDING, State.CREATE_PENDING, proof)
+    check_transition(State.CREATE_PENDING, State.FAILED, proof)
+    with pytest.raises(TransitionRefused, match="no proof"):
+        check_transition(
+            State.CREATE_PENDING, State.CREATE_PENDING, Evidence(EvidenceKind.NOTHING_CREATED)
+        )
+    # Only the create's own state may stay put on it; no other state goes back to it.
+    with pytest.raises(TransitionRefused):
+        check_transition(State.CREATE_UNKNOWN, State.CREATE_PENDING, proof)
+    with pytest.raises(TransitionRefused):
+        check_transition(State.CREATE_PENDING, State.CREATE_PENDING, Evidence("reconcile"))

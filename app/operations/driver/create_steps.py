@@ -2,21 +2,25 @@
 
 Intent before effect: these run only for a committed operation under its lease.
 A create is sent only with a `SendPermit` (app.operations.driver.single_create): the first
-send under the intake lease, or a replay with the stored token to a provider that
-honours it. Everything else is found by lookups (app.operations.driver.reconcile) or handed
-to a human.
+send under the intake lease, another one after every earlier create was proven to make
+no job (app.operations.driver.no_job), or a replay with the stored token to a provider
+that honours it. Everything else is found by lookups (app.operations.driver.reconcile)
+or handed to a human.
 """
 
 from __future__ import annotations
 
 from app.core.context import AppContext
+from app.operations import repository as repo
 from app.operations.driver.decision import Decision
+from app.operations.driver.no_job import after_proof, gave_up
 from app.operations.driver.reconcile import by_lookup, by_token, refused_resend, unconfirmed
 from app.operations.driver.request_build import build_failure
 from app.operations.driver.single_create import (
     Blind,
     LookupOnly,
     TokenHonoured,
+    after_nothing_created,
     capability,
     first_send,
     send_create,
@@ -31,6 +35,7 @@ from app.operations.driver.step_common import (
     remote_fields,
 )
 from app.operations.models import Operation
+from app.operations.repository import CreateTally
 from app.operations.states import Evidence, EvidenceKind, State
 from app.providers.profile import Profile
 from app.providers.types import CallResult, Outcome
@@ -39,33 +44,55 @@ from app.providers.types import CallResult, Outcome
 async def step_create_pending(
     ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
-    if deadline_passed(op.create_deadline_at, ctx.now()):
+    past = deadline_passed(op.create_deadline_at, ctx.now())
+    permit = None if past else first_send(op)
+    tally = CreateTally()
+    if permit is None and op.version > 0:
+        # An earlier create proved it made no job (create_pending -> create_pending).
+        if past:
+            async with ctx.db.read() as session:
+                tally = await repo.create_tally(session, op.id)
+            if tally.all_proven:
+                return gave_up(op, tally)
+        else:
+            permit, tally = await after_nothing_created(ctx, op)
+    if past:
         return Decision(
             State.CREATE_UNKNOWN,
             "create deadline passed before a confirmed create",
             Evidence(EvidenceKind.CREATE_DEADLINE),
             again=True,
         )
-    permit = first_send(op)
     if permit is None:
-        # The create request that held the first lease died: it may have sent the
-        # create. A fresh create answered 202 would prove nothing about a first job,
-        # so this goes through reconciliation, never a blind send.
+        # The process sending a create died (a claim bumped the lease token, or a create
+        # was announced and never answered): it may have been sent. A fresh create
+        # answered 202 would prove nothing about a first job, so this goes through
+        # reconciliation, never a blind send.
+        which = "create request" if op.version == 0 else "process sending the create again"
         return Decision(
             State.CREATE_UNKNOWN,
-            "resumed after the create request died; the create may already have been sent",
+            f"resumed after the {which} died; the create may already have been sent",
             Evidence(EvidenceKind.AMBIGUOUS_CREATE),
             again=True,
         )
     res = await send_create(ctx, profile, op, permit)
-    return decide_create(ctx, profile, op, res)
+    return decide_create(ctx, profile, op, res, unsent_before=tally.unsent == tally.proven)
 
 
-def decide_create(ctx: AppContext, profile: Profile, op: Operation, res: CallResult) -> Decision:
-    """Classify the first create's answer."""
+def decide_create(
+    ctx: AppContext,
+    profile: Profile,
+    op: Operation,
+    res: CallResult,
+    *,
+    unsent_before: bool = True,
+) -> Decision:
+    """Classify a create's answer (`unsent_before`: no earlier create reached the provider)."""
+    ex = exchanges_of(res)
+    if res.no_job is not None:  # proven to have made no job: it may go again
+        return after_proof(ctx, profile, op, res, res.no_job, ex, unsent_before=unsent_before)
     if (unbuildable := build_failure(res)) is not None:
         return unbuildable
-    ex = exchanges_of(res)
     if res.outcome == Outcome.OK and (res.remote_job_id or res.result is not None):
         fields = {
             "remote_job_id": res.remote_job_id,

@@ -107,7 +107,8 @@ async def by_lookup(ctx: AppContext, profile: Profile, op: Operation, cap: Looku
         return unresolved(ctx, profile, op, cap, ex, why, found, notes)
     if len(found.job_ids) > 1:
         async with ctx.db.transaction() as session:
-            sends = await repo.sent_creates(session, op.id)
+            # Creates proven to have made no job (docs/single-create.md) are not counted.
+            sends = (await repo.create_tally(session, op.id)).may_have_made_a_job
         check_single_send(sends, op.id)
         return _judge(op, cap, found.job_ids, ex, "lookup", sends=sends, notes=notes)
     if found.job_ids:
@@ -205,13 +206,14 @@ def refused_resend(op: Operation, cap: Capability) -> Note:
 _WHAT_HAPPENED = {
     "token": "The create was never confirmed before its deadline; a remote job may exist.",
     "lookup": (
-        "jobgate sent the create at most once and NEVER again (the provider honours no "
-        "idempotency token), and no lookup found the job before the create deadline."
+        "jobgate sent at most one create that could have started a job, and NEVER again (the "
+        "provider honours no idempotency token), and no lookup found the job before the "
+        "create deadline."
     ),
     "none": (
-        "jobgate sent the create at most once and does not know whether the provider started "
-        "the job. The provider honours no idempotency token and has no lookup, so jobgate "
-        "will NOT send it again."
+        "jobgate sent at most one create that could have started a job and does not know "
+        "whether the provider started it. The provider honours no idempotency token and has "
+        "no lookup, so jobgate will NOT send it again."
     ),
 }
 

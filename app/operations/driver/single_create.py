@@ -1,12 +1,16 @@
 """Who may send a create: the rule that keeps one remote job per operation.
 
 `send_create`, the only way a create reaches the provider, takes a `SendPermit`, and
-only two things make one:
+only three things make one:
 
 - `first_send(op)`: the create request's own step, while it still holds the intake
   lease in `create_pending`; nothing can have been sent for the operation before;
 - `TokenHonoured.replay(op)`: a provider that honours the idempotency token (and
-  got it on the first create too), where a second create starts no second job.
+  got it on the first create too), where a second create starts no second job;
+- `after_nothing_created(ctx, op)`: every create that may have been sent is PROVEN to
+  have made no job (it never left, or the provider answered a refusal its profile
+  lists as such); the next one is announced in history, under the lease, before it
+  is sent, so a process that dies after sending it leaves the doubt on record.
 
 `LookupOnly` and `Blind` have no method that makes a permit, so a resend to a
 provider without create idempotency cannot be written: mypy refuses the attribute,
@@ -20,9 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal, final
 
+from app.core import faults
 from app.core.context import AppContext
+from app.operations import ledger
+from app.operations import repository as repo
 from app.operations.driver.step_common import worker_tag
 from app.operations.models import Operation
+from app.operations.repository import CreateTally, Fence
 from app.operations.states import State
 from app.providers.lookup import LookupEndpoint
 from app.providers.profile import Profile
@@ -30,7 +38,7 @@ from app.providers.types import CallResult, SingleCreate
 
 INTAKE_LEASE_TOKEN = 1  # the lease the create request takes; a higher token means it died
 
-PermitReason = Literal["first_send", "token_replay"]
+PermitReason = Literal["first_send", "token_replay", "nothing_created"]
 
 
 class SingleCreateBroken(AssertionError):
@@ -114,6 +122,41 @@ def first_send(op: Operation) -> SendPermit | None:
     return None
 
 
+async def after_nothing_created(
+    ctx: AppContext, op: Operation
+) -> tuple[SendPermit | None, CreateTally]:
+    """The permit of another create, and the tally it was judged on: only in
+    `create_pending`, only when every create that may have been sent was proven to make
+    no job. The send is announced first (a `create_resend` row with a fenced write, in
+    one transaction): should the process die after sending it, the tally no longer adds
+    up and the create is ambiguous, never sent blind."""
+    if op.state != State.CREATE_PENDING:
+        return None, CreateTally()
+    now = ctx.now()
+    fence = Fence(op.lease_owner or "", op.lease_token)
+    async with ctx.db.transaction() as session:
+        tally = await repo.create_tally(session, op.id)
+        if not tally.all_proven:
+            return None, tally
+        row = ledger.row(
+            op,
+            kind=repo.RESEND_ROW,
+            actor=f"observer:{ctx.worker_id}",
+            cause=f"create {tally.resends + 2} announced: every earlier one made no job",
+            now=now,
+            data={"attempt": tally.resends + 2, "last_proof": tally.last_proof},
+        )
+        fenced = await repo.fenced_update(
+            session, op.id, fence=fence, at=now, fields={}, expect_state=State.CREATE_PENDING
+        )
+        if not fenced:  # the lease was lost: the new holder decides
+            return None, tally
+        await ledger.write(session, [row])
+    op.updated_at = now  # as written: a holder compares it with the row's (hold.py)
+    faults.maybe_crash(ctx.settings, "after_create_resend")  # announced, maybe not sent
+    return SendPermit(_MINT, op.id, "nothing_created"), tally
+
+
 async def send_create(
     ctx: AppContext, profile: Profile, op: Operation, permit: SendPermit
 ) -> CallResult:
@@ -133,7 +176,8 @@ async def send_create(
 
 def check_single_send(sends: int, op_id: str) -> None:
     """Raise `SingleCreateBroken` if a provider without create idempotency got more than
-    one create for this operation (counted from history)."""
+    one create that may have made a job for this operation (counted from history; one
+    proven to have made none does not count)."""
     if sends > 1:
         raise SingleCreateBroken(
             f"{op_id}: jobgate sent {sends} creates to a provider that honours no token"

@@ -17,15 +17,18 @@ from app.operations.repository.leases import (
     renew_lease,
 )
 from app.operations.repository.reads import (
+    RESEND_ROW,
+    CreateTally,
     ListFilter,
     attention_inbox,
+    create_tally,
     get,
     get_by_key,
     get_by_remote_job,
     history,
+    job_owner,
     list_operations,
     result_items,
-    sent_creates,
 )
 from app.operations.repository.tables import Fence
 from app.operations.repository.writes import (
@@ -56,6 +59,7 @@ __all__ = [
     "get_by_key",
     "get_by_remote_job",
     "history",
+    "job_owner",
     "history_row",
     "insert_operation",
     "insert_result_items",
@@ -68,6 +72,8 @@ __all__ = [
     "release_unstarted",
     "renew_lease",
     "result_items",
-    "sent_creates",
+    "RESEND_ROW",
+    "CreateTally",
+    "create_tally",
     "transition",
 ]

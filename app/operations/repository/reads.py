@@ -44,6 +44,24 @@ async def get_by_remote_job(session: Txn, provider: str, remote_job_id: str) -> 
     return op
 
 
+async def job_owner(
+    session: Txn, provider: str, remote_job_id: str, *, other_than: str
+) -> Operation | None:
+    """Another operation already bound to this remote job, if any (oldest first)."""
+    stmt = (
+        select(Operation)
+        .where(
+            OPS.c.provider == provider,
+            OPS.c.remote_job_id == remote_job_id,
+            OPS.c.id != other_than,
+        )
+        .order_by(OPS.c.created_at)
+        .limit(1)
+    )
+    op: Operation | None = (await session.execute(stmt)).scalar_one_or_none()
+    return op
+
+
 async def history(session: Txn, op_id: str, *, after: int = 0) -> list[HistoryEntry]:
     """History rows in order; `after` skips those already seen (SSE resumes by id)."""
     stmt = (
@@ -54,18 +72,71 @@ async def history(session: Txn, op_id: str, *, after: int = 0) -> list[HistoryEn
     return list((await session.execute(stmt)).scalars())
 
 
-async def sent_creates(session: Txn, op_id: str) -> int:
-    """Create calls that left jobgate for this operation, counted from its exchange rows
-    (a local refusal has no method: nothing was sent)."""
-    stmt = select(HIST.c.data).where(
-        HIST.c.operation_id == op_id, HIST.c.kind == "exchange", HIST.c.cause.like("create %")
+RESEND_ROW = "create_resend"  # history kind: a create announced before it is sent again
+_PENDING = State.CREATE_PENDING.value
+
+
+@dataclass(frozen=True)
+class CreateTally:
+    """What history says of one operation's creates (docs/single-create.md).
+
+    `sent`: create exchanges that were built and handed to the wire (a local refusal has
+    no method); `proven`: creates proven to have made no job (each is a `create_pending ->
+    create_pending` transition whose evidence carries the proof); `resends`: creates
+    announced (a `create_resend` row, committed under the lease) before being sent again.
+    """
+
+    sent: int = 0
+    proven: int = 0
+    resends: int = 0
+    unsent: int = 0  # of the proven: creates whose request never left
+    last_proof: str | None = None
+
+    @property
+    def all_proven(self) -> bool:
+        """Every create that may have been sent (the first, and each one announced since)
+        is proven to have made no job: only then may the create go again."""
+        return self.proven == self.resends + 1
+
+    @property
+    def may_have_made_a_job(self) -> int:
+        """Creates that may have started a job: every one sent or announced, less the proven."""
+        return max(self.sent, self.resends + 1) - self.proven
+
+
+async def create_tally(session: Txn, op_id: str) -> CreateTally:
+    """Count the operation's creates from its history (see `CreateTally`)."""
+    stmt = (
+        select(HIST.c.kind, HIST.c.data)
+        .where(
+            HIST.c.operation_id == op_id,
+            or_(
+                and_(HIST.c.kind == "exchange", HIST.c.cause.like("create %")),
+                HIST.c.kind == RESEND_ROW,
+                and_(
+                    HIST.c.kind == "transition",
+                    HIST.c.from_state == _PENDING,
+                    HIST.c.to_state == _PENDING,
+                ),
+            ),
+        )
+        .order_by(HIST.c.id)
     )
-    rows = (await session.execute(stmt)).scalars()
-    return sum(
-        1
-        for d in rows
-        if isinstance(d, dict) and d.get("operation") == "create" and d.get("method")
-    )
+    sent = proven = resends = unsent = 0
+    last: str | None = None
+    for kind, data in (await session.execute(stmt)).all():
+        d = data if isinstance(data, dict) else {}
+        if kind == "exchange":
+            sent += d.get("operation") == "create" and bool(d.get("method"))
+        elif kind == RESEND_ROW:
+            resends += 1
+        else:
+            found = d.get("evidence_data")
+            proof: dict[str, Any] = found if isinstance(found, dict) else {}
+            proven += 1
+            unsent += bool(proof.get("not_sent"))
+            last = str(proof.get("proof") or "") or last
+    return CreateTally(sent, proven, resends, unsent, last)
 
 
 @dataclass(frozen=True)
