@@ -82,21 +82,20 @@ class NothingCreated(SpecModel):
     """The HTTP status of the refusal."""
     pointer: Pointer = Field(examples=["/error/type"])
     """Where the answer's body keeps the error's kind."""
-    equals: Annotated[list[str], Field(min_length=1, examples=[["overloaded_error"]])]
-    """The values that prove it (one value, or a list)."""
+    equals: str | Annotated[list[str], Field(min_length=1)] = Field(examples=["overloaded_error"])
+    """The value that proves it, or a list of them."""
 
-    @field_validator("equals", mode="before")
-    @classmethod
-    def _listed(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str) else value
+    @property
+    def values(self) -> list[str]:
+        return [self.equals] if isinstance(self.equals, str) else list(self.equals)
 
     def matches(self, status: int, body: Any) -> bool:
         """Whether an answer with this status and JSON body is this documented refusal."""
-        return status == self.status and pointers.get(body, self.pointer) in self.equals
+        return status == self.status and pointers.get(body, self.pointer) in self.values
 
     def describe(self) -> str:
         """The rule in words, as history and `jobgate profiles check` show it."""
-        return f"HTTP {self.status} with {self.pointer} = {' or '.join(self.equals)}"
+        return f"HTTP {self.status} with {self.pointer} = {' or '.join(self.values)}"
 
 
 class IdempotencySpec(SpecModel):

@@ -108,7 +108,7 @@ async def test_without_a_listed_rule_an_overload_is_no_proof(
 
 def test_the_bundled_anthropic_profile_lists_its_two_refusals() -> None:
     profile = load_profiles(None, ENV)["anthropic_message_batches"]
-    listed = [(r.status, r.pointer, r.equals) for r in profile.idempotency.nothing_created]
+    listed = [(r.status, r.pointer, r.values) for r in profile.idempotency.nothing_created]
     assert listed == [
         (529, "/error/type", ["overloaded_error"]),
         (429, "/error/type", ["rate_limit_error"]),
