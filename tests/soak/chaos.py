@@ -14,6 +14,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -306,7 +307,10 @@ def _check(
             rows = {
                 r.id: r
                 for r in conn.execute(
-                    text("SELECT id, state, provider_token, next_poll_at FROM operations")
+                    text(
+                        "SELECT id, state, provider_token, next_poll_at, "
+                        "cancel_requested_at, result_deadline_at FROM operations"
+                    )
                 ).all()
             }
             hist = conn.execute(
@@ -360,6 +364,11 @@ def _check(
         # it): `failed` with nothing started is honest only if no job exists.
         if name.endswith("/overloaded") and not jobs and row.state == "failed":
             allowed.add("failed")
+        # The agent's cancel is one POST after the create; when kills and load held it
+        # until after the result deadline (or it never got in), the deadline came first:
+        # result_timed_out is the honest end. A cancel recorded in time must win.
+        if name == "never_finishes" and _cancel_too_late(row):
+            allowed.add("result_timed_out")
         if row.state not in allowed:
             figures.wrong_outcomes += 1
             figures.wrong.append(f"{op_id} {provider}/{name}: {row.state}")
@@ -367,6 +376,20 @@ def _check(
     now = {h.id: (h.id, h.operation_id, h.kind, h.from_state, h.to_state, h.cause) for h in hist}
     figures.changed_history_rows = sum(1 for k, v in snapshot.items() if now.get(k) != v)
     figures.secret_leaks = dump.count(secret) + fleet.logs().count(secret)
+
+
+def _cancel_too_late(row: Any) -> bool:
+    asked, deadline = row.cancel_requested_at, row.result_deadline_at
+    if asked is None:
+        return True
+    if isinstance(asked, str):  # SQLite gives text
+        asked, deadline = _utc(asked), _utc(deadline)
+    return bool(asked >= deadline)
+
+
+def _utc(text_: str) -> datetime:
+    found = datetime.fromisoformat(text_)
+    return found if found.tzinfo else found.replace(tzinfo=UTC)
 
 
 def _replay(hist: list[Any]) -> int:
