@@ -16,6 +16,7 @@ from app.core.clock import Clock
 from app.core.config import Settings
 from app.core.db import Database
 from app.core.notify import Notifier
+from app.core.ssrf import Resolver, system_resolver
 
 if TYPE_CHECKING:
     from app.core.hold import Holder
@@ -41,6 +42,8 @@ class AppContext:
     holder: Holder | None = None
     env: dict[str, str] = field(default_factory=dict)  # what profiles may reference, built once
     rng: random.Random = field(default_factory=random.Random)
+    # Callback hosts are resolved through this (tests inject one; no outside DNS).
+    resolver: Resolver = system_resolver
 
     def now(self) -> datetime:
         return self.clock.now()

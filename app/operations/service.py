@@ -111,7 +111,9 @@ async def create(
         return _replay(existing, fp), True
     if req.callback_url is not None:  # SSRF guard, before anything is written
         await check_callback_url(
-            str(req.callback_url), allow_private=ctx.settings.allow_private_callbacks
+            str(req.callback_url),
+            allow_private=ctx.settings.allow_private_callbacks,
+            resolver=ctx.resolver,
         )
     parent = tracecontext.parse(traceparent)
     op = _new_operation(ctx, principal, key, fp, req)
