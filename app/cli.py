@@ -189,20 +189,31 @@ def _keys(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    """`audit verify` (exit 1 at the first broken entry) and `audit export` (JSON Lines)."""
+    """`audit verify` (exit 1 at the first broken entry, 2 when it cannot be read) and
+    `audit export` (JSON Lines); an anchor kept outside the database catches a rollback."""
     from app.audit import commands
 
     settings = Settings()
-    if args.audit_command == "export":
-        n = commands.export(settings.database_url, args.out)
-        print(f"exported {n} audit entries", file=sys.stderr)
-        return 0
-    if args.file is not None:
-        report = commands.verify_file(args.file)
-    else:
-        report = commands.verify_database(settings.database_url, settings.audit_signing_key)
+    try:
+        if args.audit_command == "export":
+            n = commands.export(settings.database_url, args.out)
+            print(f"exported {n} audit entries", file=sys.stderr)
+            return 0
+        anchor = commands.read_anchor(args.anchor) if args.anchor is not None else None
+        if args.file is not None:
+            report = commands.verify_file(args.file, anchor)
+        else:
+            report = commands.verify_database(
+                settings.database_url, settings.audit_signing_key, anchor
+            )
+    except commands.CannotVerify as exc:
+        print(f"jobgate: {exc}", file=sys.stderr)
+        return 2
     code, text = commands.outcome(report)
     print(text, file=sys.stdout if code == 0 else sys.stderr)
+    if code == 0 and args.save_anchor is not None:
+        commands.save_anchor(args.save_anchor, report)
+        print(f"anchor saved to {args.save_anchor} (seq {report.last_seq})", file=sys.stderr)
     return code
 
 
@@ -278,6 +289,18 @@ def build_parser() -> argparse.ArgumentParser:
         "verify", help="recompute the chain; exit 1 naming the first broken entry"
     )
     verify.add_argument("--file", type=Path, help="verify an export instead of the database")
+    verify.add_argument(
+        "--anchor",
+        type=Path,
+        help="an anchor (or an export) kept outside the database: the chain must still "
+        "hold its entry, unchanged (catches a head rolled back)",
+    )
+    verify.add_argument(
+        "--save-anchor",
+        type=Path,
+        help="after an intact verify, write where the chain ends to this file (keep it "
+        "where the database's owner cannot write)",
+    )
     export = audit_sub.add_parser("export", help="write every entry as JSON Lines")
     export.add_argument("--out", type=Path, help="a file (default: stdout)")
     for command in (verify, export):
