@@ -35,6 +35,8 @@ class Settings(BaseSettings):
     max_body_bytes: int = 256 * 1024
     wait_default_seconds: float = 60.0
     wait_max_seconds: float = 600.0
+    # Waits and event streams one key holds open at once, per process (429 past it).
+    max_held_per_key: int = Field(default=100, ge=1)
     inline_result_max_bytes: int = 64 * 1024
     # The MCP server at /mcp; when off, bodies name only REST calls (no MCP tools).
     mcp: bool = True

@@ -80,6 +80,23 @@ class McpEndpoint:
             )
             await response(scope, receive, send)
             return
+        if scope.get("method") == "GET":
+            # A GET would open a server-to-client stream that nothing here ever writes to
+            # (stateless, JSON answers) and that no key is needed to hold open: refused,
+            # as the transport allows (405), so there is no stream to cap.
+            response = JSONResponse(
+                {
+                    "error": {
+                        "code": "method_not_allowed",
+                        "message": "This MCP server answers POST only (stateless, JSON).",
+                        "details": {},
+                    }
+                },
+                status_code=405,
+                headers={"Allow": "POST"},
+            )
+            await response(scope, receive, send)
+            return
         await self._asgi(scope, receive, send)
 
 

@@ -14,7 +14,7 @@ from app.core import json_guard
 from app.core.context import AppContext
 from app.core.errors import ApiError, DomainError
 from app.core.json_body import StrictJsonRoute
-from app.operations import error_docs, queries, service
+from app.operations import error_docs, ids, queries, service
 from app.operations.models import Operation
 from app.operations.presenter import history_json, to_body
 from app.operations.queries import STATES
@@ -87,7 +87,7 @@ IDEMPOTENCY_KEY = {
         "type": "string",
         "minLength": 1,
         "maxLength": service.MAX_KEY_LENGTH,
-        "pattern": r"^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$",
+        "pattern": ids.IDEMPOTENCY_KEY,
     },
 }
 
