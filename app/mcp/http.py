@@ -25,7 +25,9 @@ if TYPE_CHECKING:  # the SDK is imported when the endpoint starts, not with app.
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 
 MCP_PATH = "/mcp"
-INTERNAL_URL = "http://jobgate.internal"  # in-process only: never resolved or dialled
+# In-process only: never resolved or dialled. A loopback name, as dev mode's Host check
+# (app/core/dev_guard.py) wants of every request, this one's too.
+INTERNAL_URL = "http://127.0.0.1"
 
 
 class McpEndpoint:
