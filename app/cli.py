@@ -29,6 +29,7 @@ def _checked_settings(**overrides: object) -> Settings:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from app.core.http_server import guarded_protocol
     from app.main import create_app
 
     settings = _checked_settings(host=args.host, port=args.port)
@@ -44,6 +45,11 @@ def _serve(args: argparse.Namespace) -> int:
         log_config=None,
         access_log=not args.no_access_log,
         timeout_graceful_shutdown=30,
+        # A request head that trickles in, or is too long, is refused (app/core/http_server.py).
+        http=guarded_protocol(
+            head_timeout=settings.request_head_timeout_seconds,
+            max_head_bytes=settings.max_header_bytes,
+        ),
     )
     return 0
 

@@ -20,6 +20,7 @@ from app.core.clock import Clock, SystemClock
 from app.core.config import Settings
 from app.core.context import AppContext
 from app.core.db import Database
+from app.core.dev_guard import DevModeGuard
 from app.core.disconnect import CancelOnDisconnect
 from app.core.limits import BodyLimit
 from app.core.notify import Notifier
@@ -136,8 +137,14 @@ def create_app(
     app.include_router(health_routes.router)
     app.include_router(metrics_route.router)
     mcp = mcp_http.mount(app, host=settings.host) if settings.mcp else None  # /mcp
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.max_body_bytes,
+        read_timeout=settings.request_body_timeout_seconds,
+    )
     # Outermost: an MCP tool call or a /wait whose client went away stops holding.
     app.add_middleware(CancelOnDisconnect, held=holds_until_done)
+    if settings.auth == "dev":  # outermost: Host, Origin and body type before anything runs
+        app.add_middleware(DevModeGuard)
     openapi_targets.install(app, settings)
     return app

@@ -33,6 +33,11 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8080
     max_body_bytes: int = 256 * 1024
+    # How a request may arrive (docs/operations.md, "Limits on requests"): its request line
+    # and headers within this many seconds, and at most this long; its body within this.
+    request_head_timeout_seconds: float = Field(default=10.0, gt=0)
+    max_header_bytes: int = Field(default=32 * 1024, ge=1024)
+    request_body_timeout_seconds: float = Field(default=30.0, gt=0)
     wait_default_seconds: float = 60.0
     wait_max_seconds: float = 600.0
     # Waits and event streams one key holds open at once, per process (429 past it).

@@ -15,7 +15,7 @@ from sse_starlette.sse import EventSourceResponse
 from starlette.types import Receive, Scope, Send
 
 from app.core import telemetry
-from app.operations import cursors
+from app.operations import cursors, error_docs
 from app.operations import repository as repo
 from app.operations.endpoints import ERRORS, Caller, body_json, context_of
 from app.operations.holds import HoldLimits
@@ -33,7 +33,7 @@ REREAD_SECONDS = 1.0  # a waiter re-reads at least this often (work done by othe
     "/operations/{op_id}/wait",
     operation_id="waitOperation",
     response_model=OperationBody,
-    responses=ERRORS,
+    responses={**ERRORS, **error_docs.responses("too_many_held")},
 )
 async def wait_operation(
     op_id: str,
@@ -119,7 +119,7 @@ LAST_EVENT_ID = {
                     }
                 },
             }
-            for code, entry in ERRORS.items()
+            for code, entry in {**ERRORS, **error_docs.responses("too_many_held")}.items()
         },
     },
     openapi_extra={"parameters": [LAST_EVENT_ID]},
