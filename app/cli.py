@@ -10,6 +10,7 @@ import logging
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from app.core.config import Settings
 from app.provider_fakes import DEFAULT_PORT, FAKES
@@ -327,6 +328,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def settings_problem(exc: Any) -> str:
+    """A refused setting in one line: pydantic's reasons, without its form-letter frame."""
+    reasons = []
+    for err in exc.errors():
+        msg = str(err.get("msg", "")).removeprefix("Value error, ")
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        reasons.append(msg if not where or "JOBGATE_" in msg else f"JOBGATE_{where.upper()}: {msg}")
+    return "; ".join(reasons) or str(exc)
+
+
 def main(argv: list[str] | None = None) -> int:
     import os
 
@@ -335,11 +346,16 @@ def main(argv: list[str] | None = None) -> int:
     # JSON lines, or readable text when stderr is a terminal (JOBGATE_LOG_FORMAT overrides).
     configure("INFO", os.environ.get("JOBGATE_LOG_FORMAT", "auto"))
     args = build_parser().parse_args(argv)
+    from pydantic import ValidationError
+
     from app.core.refusal import StartRefused
     from app.providers.profile import ProfileError
 
     try:
         return int(args.func(args))
+    except ValidationError as exc:  # a setting refused: its reasons, never its value
+        print(f"jobgate: {settings_problem(exc)}", file=sys.stderr)
+        return 2
     except (ValueError, ProfileError) as exc:  # unsafe settings, a bad provider profile
         print(f"jobgate: {exc}", file=sys.stderr)
         return 2

@@ -11,9 +11,10 @@ pure ASGI middleware, on every route in dev mode only (docs/security.md):
 - refuses a request whose `Origin` is not the gateway's own origin, or that a browser
   marks as cross-site (`Sec-Fetch-Site`) when it changes something (403
   `cross_origin_refused`);
-- requires a JSON body type on every state-changing call of the API and of `/mcp`
-  (415 `json_required`): a browser sends that cross-site only after a preflight,
-  which the gateway never grants. The operator pages' form posts keep their own
+- requires a JSON body type on every POST to the API and to `/mcp` (415
+  `json_required`): POST is the one method that changes something a browser sends
+  cross-site without a preflight, and never with a JSON body type; the gateway grants
+  no preflight. The operator pages' form posts keep their own
   same-origin check (app/views/render.py); provider webhooks are signed instead.
 
 With API keys none of this applies: a page cannot attach the key, and the gateway may
@@ -29,7 +30,7 @@ from urllib.parse import urlsplit
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-JSON_ONLY = ("/v1/", "/mcp")  # state-changing calls here need a JSON body type
+JSON_ONLY = ("/v1/", "/mcp")  # POSTs here need a JSON body type
 SIGNED_INSTEAD = "/v1/webhooks/"  # providers' own formats; their signature is the guard
 
 
@@ -105,7 +106,7 @@ def refuse(scope: Scope) -> tuple[int, str, str] | None:
     if headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
         return (403, "cross_origin_refused", "Cross-site requests are refused in dev mode.")
     path = scope["path"]
-    if path.startswith(JSON_ONLY) and not path.startswith(SIGNED_INSTEAD):
+    if method == "POST" and path.startswith(JSON_ONLY) and not path.startswith(SIGNED_INSTEAD):
         if not _is_json(headers.get("content-type", "")):
             return (
                 415,

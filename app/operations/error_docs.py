@@ -103,7 +103,7 @@ CODES: dict[str, tuple[int, str]] = {
         "accept_job needs remote_job_id: the job the operator verified.",
     ),
     "result_deadline_required": (
-        422,
+        409,
         "The result deadline has passed; give result_deadline_seconds.",
     ),
     "webhook_signature_invalid": (401, "Webhook rejected: the signature does not match."),
