@@ -72,8 +72,11 @@ def guarded_protocol(*, head_timeout: float, max_head_bytes: int) -> type[HttpTo
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
-            if not self.transport.is_closing():
-                self.arm_head_timer()  # the next request on this connection, if any
+            # The next request on this connection, if any; a pipelined one whose head is
+            # already in has just been started (its cycle is not complete): not that one.
+            idle = self.cycle is None or self.cycle.response_complete
+            if idle and not self.transport.is_closing():
+                self.arm_head_timer()
 
         def send_400_response(self, msg: str) -> None:
             # uvicorn answers any parser error 400; the one raised below is a 431.

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from tests.support.processes import gateway_env, gateway_process
@@ -117,3 +118,34 @@ def test_ordinary_requests_are_untouched(served: tuple[str, int]) -> None:
         )
         got = answer(sock)
     assert got.startswith(b"HTTP/1.1 200 "), got[:200]
+
+
+def test_a_pipelined_request_that_holds_is_not_cut_off(served: tuple[str, int]) -> None:
+    """Two requests in one write: the second (a wait longer than the head timeout) is
+    already in when the first is answered, so no head timer may run for it."""
+    host, port = served
+    r = httpx2.post(
+        f"http://{host}:{port}/v1/operations",
+        json={
+            "provider": "mock",
+            "kind": "report",
+            "input": {"scenario": {"name": "never_finishes"}},
+            "deadlines": {"create_seconds": 600, "result_seconds": 600},
+        },
+        headers={"Idempotency-Key": f"pipelined-{time.monotonic_ns()}"},
+        timeout=10,
+    )
+    assert r.status_code == 202, r.text
+    op_id = r.json()["operation_id"]
+    with connect(served) as sock:
+        sock.sendall(
+            b"GET /v1/healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            b"GET /v1/operations/"
+            + op_id.encode()
+            + b"/wait?timeout="
+            + str(HEAD_S * 3).encode()
+            + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        )
+        got = answer(sock)
+    assert got.count(b"HTTP/1.1 200 ") == 2, got[:600]
+    assert b"408" not in got.split(b"\r\n\r\n", 1)[0]
