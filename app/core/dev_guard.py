@@ -111,7 +111,7 @@ def refuse(scope: Scope) -> tuple[int, str, str] | None:
             return (
                 415,
                 "json_required",
-                "Dev mode: calls that change something need Content-Type: application/json "
+                "Dev mode: a POST needs Content-Type: application/json "
                 "(send a JSON body, {} if there is nothing to say).",
             )
     return None
