@@ -10,6 +10,7 @@ import logging
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from app.core.config import Settings
 from app.provider_fakes import DEFAULT_PORT, FAKES
@@ -29,6 +30,7 @@ def _checked_settings(**overrides: object) -> Settings:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from app.core.http_server import guarded_protocol
     from app.main import create_app
 
     settings = _checked_settings(host=args.host, port=args.port)
@@ -44,6 +46,11 @@ def _serve(args: argparse.Namespace) -> int:
         log_config=None,
         access_log=not args.no_access_log,
         timeout_graceful_shutdown=30,
+        # A request head that trickles in, or is too long, is refused (app/core/http_server.py).
+        http=guarded_protocol(
+            head_timeout=settings.request_head_timeout_seconds,
+            max_head_bytes=settings.max_header_bytes,
+        ),
     )
     return 0
 
@@ -202,20 +209,31 @@ def _keys(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    """`audit verify` (exit 1 at the first broken entry) and `audit export` (JSON Lines)."""
+    """`audit verify` (exit 1 at the first broken entry, 2 when it cannot be read) and
+    `audit export` (JSON Lines); an anchor kept outside the database catches a rollback."""
     from app.audit import commands
 
     settings = Settings()
-    if args.audit_command == "export":
-        n = commands.export(settings.database_url, args.out)
-        print(f"exported {n} audit entries", file=sys.stderr)
-        return 0
-    if args.file is not None:
-        report = commands.verify_file(args.file)
-    else:
-        report = commands.verify_database(settings.database_url, settings.audit_signing_key)
+    try:
+        if args.audit_command == "export":
+            n = commands.export(settings.database_url, args.out)
+            print(f"exported {n} audit entries", file=sys.stderr)
+            return 0
+        anchor = commands.read_anchor(args.anchor) if args.anchor is not None else None
+        if args.file is not None:
+            report = commands.verify_file(args.file, anchor)
+        else:
+            report = commands.verify_database(
+                settings.database_url, settings.audit_signing_key, anchor
+            )
+    except commands.CannotVerify as exc:
+        print(f"jobgate: {exc}", file=sys.stderr)
+        return 2
     code, text = commands.outcome(report)
     print(text, file=sys.stdout if code == 0 else sys.stderr)
+    if code == 0 and args.save_anchor is not None:
+        commands.save_anchor(args.save_anchor, report)
+        print(f"anchor saved to {args.save_anchor} (seq {report.last_seq})", file=sys.stderr)
     return code
 
 
@@ -298,6 +316,18 @@ def build_parser() -> argparse.ArgumentParser:
         "verify", help="recompute the chain; exit 1 naming the first broken entry"
     )
     verify.add_argument("--file", type=Path, help="verify an export instead of the database")
+    verify.add_argument(
+        "--anchor",
+        type=Path,
+        help="an anchor (or an export) kept outside the database: the chain must still "
+        "hold its entry, unchanged (catches a head rolled back)",
+    )
+    verify.add_argument(
+        "--save-anchor",
+        type=Path,
+        help="after an intact verify, write where the chain ends to this file (keep it "
+        "where the database's owner cannot write)",
+    )
     export = audit_sub.add_parser("export", help="write every entry as JSON Lines")
     export.add_argument("--out", type=Path, help="a file (default: stdout)")
     for command in (verify, export):
@@ -318,6 +348,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def settings_problem(exc: Any) -> str:
+    """A refused setting in one line: pydantic's reasons, without its form-letter frame."""
+    reasons = []
+    for err in exc.errors():
+        msg = str(err.get("msg", "")).removeprefix("Value error, ")
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        reasons.append(msg if not where or "JOBGATE_" in msg else f"JOBGATE_{where.upper()}: {msg}")
+    return "; ".join(reasons) or str(exc)
+
+
 def main(argv: list[str] | None = None) -> int:
     import os
 
@@ -326,11 +366,16 @@ def main(argv: list[str] | None = None) -> int:
     # JSON lines, or readable text when stderr is a terminal (JOBGATE_LOG_FORMAT overrides).
     configure("INFO", os.environ.get("JOBGATE_LOG_FORMAT", "auto"))
     args = build_parser().parse_args(argv)
+    from pydantic import ValidationError
+
     from app.core.refusal import StartRefused
     from app.providers.profile import ProfileError
 
     try:
         return int(args.func(args))
+    except ValidationError as exc:  # a setting refused: its reasons, never its value
+        print(f"jobgate: {settings_problem(exc)}", file=sys.stderr)
+        return 2
     except (ValueError, ProfileError) as exc:  # unsafe settings, a bad provider profile
         print(f"jobgate: {exc}", file=sys.stderr)
         return 2

@@ -20,6 +20,8 @@ from app.core.clock import Clock, SystemClock
 from app.core.config import Settings
 from app.core.context import AppContext
 from app.core.db import Database
+from app.core.dev_guard import DevModeGuard
+from app.core.disconnect import CancelOnDisconnect
 from app.core.limits import BodyLimit
 from app.core.notify import Notifier
 from app.core.pg_listen import listening
@@ -30,6 +32,7 @@ from app.mcp import http as mcp_http
 from app.observer.worker import Observer
 from app.operations import control_routes, openapi_targets, result_routes, wait_routes
 from app.operations import endpoints as operations_endpoints
+from app.operations.holds import HoldLimits
 from app.operations.waiting import WaitHub
 from app.providers.client import ProviderClient
 from app.providers.outbound import outbound_client
@@ -38,6 +41,11 @@ from app.results.store import ResultStore
 from app.views import routes as views_routes
 from app.webhooks import routes as webhooks_routes
 from app.webhooks.secrets import WebhookSecrets
+
+
+def holds_until_done(path: str) -> bool:
+    """Requests that may hold for long: an MCP tool call, a server-side wait."""
+    return path == mcp_http.MCP_PATH or path.endswith("/wait")
 
 
 def default_worker_id() -> str:
@@ -90,6 +98,7 @@ def create_app(
             observer = Observer(ctx)
             app.state.observer = observer
             app.state.waits = WaitHub(ctx.db, ctx.notifier)
+            app.state.holds = HoldLimits(settings.max_held_per_key)
             task = asyncio.create_task(observer.run()) if run_observer else None
             # Callbacks are delivered wherever observers run (`--no-observer`: by `observe`).
             callbacks = CallbackDelivery(ctx, http)
@@ -132,6 +141,14 @@ def create_app(
     app.include_router(health_routes.router)
     app.include_router(metrics_route.router)
     mcp = mcp_http.mount(app, host=settings.host) if settings.mcp else None  # /mcp
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.max_body_bytes,
+        read_timeout=settings.request_body_timeout_seconds,
+    )
+    # Outermost: an MCP tool call or a /wait whose client went away stops holding.
+    app.add_middleware(CancelOnDisconnect, held=holds_until_done)
+    if settings.auth == "dev":  # outermost: Host, Origin and body type before anything runs
+        app.add_middleware(DevModeGuard)
     openapi_targets.install(app, settings)
     return app

@@ -58,7 +58,7 @@ async def count(url: str, mock_url: str, data: Path, jobs: int) -> collections.C
         probe = Counting(seen)
         txn.PROBES.append(probe)
         transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url="http://gateway") as c:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
             for _ in range(jobs):
                 key = {"Idempotency-Key": uuid.uuid4().hex}
                 op = (await c.post("/v1/operations", json=BODY, headers=key)).json()

@@ -1,43 +1,104 @@
-"""`jobgate audit verify` and `jobgate audit export`: what they print and their exit codes."""
+"""`jobgate audit verify` and `jobgate audit export`: what they print and their exit codes.
+
+Exit codes of verify: 0 intact, 1 broken (the first break, named), 2 could not verify
+(the database cannot be read, a file or an anchor that is not one). Nothing here lets
+an exception through with a traceback: a stored row that cannot be read is a break.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Iterator
 from contextlib import ExitStack
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from app.audit import reader
-from app.audit.verify import Report, verify
+from app.audit.verify import Anchor, Report, Row, Unreadable, verify
 
 
-def verify_database(database_url: str, signing_key: str | None) -> Report:
-    """Verify the chain in the database, against its head (and signature, given a key)."""
-    with reader.snapshot(database_url) as conn:
-        head = reader.head(conn)
-        found: dict[str, int | None] = {}
-
-        def find(value: str) -> int | None:
-            if value not in found:
-                found[value] = reader.seq_of_hash(conn, value)
-            return found[value]
-
-        # Streamed: the walk holds one entry at a time and stops at the first break.
-        return verify(reader.entries(conn), head, find, signing_key=signing_key)
+class CannotVerify(Exception):
+    """The trail could not be read at all (exit 2); the message is one line."""
 
 
-def verify_file(path: Path) -> Report:
-    """Verify an export (no head to compare the end with; a removed tail goes unseen)."""
+def verify_database(
+    database_url: str, signing_key: str | None, anchor: Anchor | None = None
+) -> Report:
+    """Verify the chain in the database, against its head (and signature, given a key)
+    and an anchor kept elsewhere."""
+    try:
+        with reader.snapshot(database_url) as conn:
+            head = reader.head(conn)
+            found: dict[str, int | None] = {}
+
+            def find(value: str) -> int | None:
+                if value not in found:
+                    found[value] = reader.seq_of_hash(conn, value)
+                return found[value]
+
+            # Streamed: the walk holds one entry at a time and stops at the first break.
+            # Rows come in seq order, so a skipped seq is nowhere (has_seq's default).
+            return verify(reader.entries(conn), head, find, signing_key=signing_key, anchor=anchor)
+    except SQLAlchemyError as exc:
+        raise CannotVerify(f"cannot read the audit trail: {_first_line(exc)}") from None
+
+
+def verify_file(path: Path, anchor: Anchor | None = None) -> Report:
+    """Verify an export (no head to compare the end with: a removed tail goes unseen
+    unless an anchor says where the chain reached)."""
     by_hash: dict[str, int] = {}
-    with path.open(encoding="utf-8") as fh:  # first pass: only the hashes, for `find`
-        for line in fh:
-            if line.strip():
-                record = json.loads(line)
-                by_hash[record["hash"]] = int(record["seq"])
+    seqs: set[int] = set()
+    try:
+        for _, row in _file_rows(path):  # first pass: hashes and seqs, for the lookups
+            if not isinstance(row, Unreadable):
+                by_hash.setdefault(row.hash, row.seq)
+                seqs.add(row.seq)
+        rows = (row for _, row in _file_rows(path))
+        return verify(rows, None, by_hash.get, has_seq=seqs.__contains__, anchor=anchor,
+                      check_head=False)  # fmt: skip
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CannotVerify(f"cannot read {path}: {_first_line(exc)}") from None
+
+
+def _file_rows(path: Path) -> Iterator[tuple[int, Row]]:
+    """Streamed: one line in memory at a time."""
     with path.open(encoding="utf-8") as fh:
-        rows = (reader.from_json(line) for line in fh if line.strip())
-        return verify(rows, None, by_hash.get)
+        for n, line in enumerate(fh, 1):
+            if line.strip():
+                yield n, reader.from_json(line, f"line {n} of {path.name}")
+
+
+def read_anchor(path: Path) -> Anchor:
+    """The anchor in `path`: a file `--save-anchor` wrote, or an export (its last entry)."""
+    try:
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CannotVerify(f"cannot read the anchor {path}: {_first_line(exc)}") from None
+    try:
+        last = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        last = None
+    seq, value = (last.get("seq"), last.get("hash")) if isinstance(last, dict) else (None, None)
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0 or not isinstance(value, str):
+        raise CannotVerify(f"{path} is not an anchor: its last line needs a seq and a hash")
+    return Anchor(seq, value)
+
+
+def save_anchor(path: Path, report: Report) -> None:
+    """Write where an intact chain ends, atomically (a crash leaves the old anchor)."""
+    record = {
+        "seq": report.last_seq,
+        "hash": report.last_hash,
+        "saved_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def outcome(report: Report) -> tuple[int, str]:
@@ -51,14 +112,30 @@ def outcome(report: Report) -> tuple[int, str]:
 
 
 def export(database_url: str, out: Path | None) -> int:
-    """Write every entry as JSON Lines to `out` (stdout when None); returns the count."""
+    """Write every entry as JSON Lines to `out` (stdout when None); returns the count.
+    An entry that cannot be read stops the export with `CannotVerify` naming it."""
     n = 0
-    with ExitStack() as stack:
-        fh: TextIO = (
-            stack.enter_context(out.open("w", encoding="utf-8")) if out is not None else sys.stdout
-        )
-        conn = stack.enter_context(reader.snapshot(database_url))
-        for entry in reader.entries(conn):
-            fh.write(reader.to_json(entry) + "\n")
-            n += 1
+    try:
+        with ExitStack() as stack:
+            fh: TextIO = (
+                stack.enter_context(out.open("w", encoding="utf-8"))
+                if out is not None
+                else sys.stdout
+            )
+            conn = stack.enter_context(reader.snapshot(database_url))
+            for entry in reader.entries(conn):
+                if isinstance(entry, Unreadable):
+                    raise CannotVerify(
+                        f"entry {entry.seq} cannot be exported: {entry.why} "
+                        "(`jobgate audit verify` names the break)"
+                    )
+                fh.write(reader.to_json(entry) + "\n")
+                n += 1
+    except SQLAlchemyError as exc:
+        raise CannotVerify(f"cannot read the audit trail: {_first_line(exc)}") from None
     return n
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__

@@ -3,7 +3,8 @@
 `audit_log` is append-only (the database refuses UPDATE, DELETE and TRUNCATE;
 see migration 0006). `audit_head` holds the last entry's seq and hash, and its
 HMAC when a signing key is configured; appenders lock this row, which is what
-keeps several processes on one chain.
+keeps several processes on one chain. It cannot be deleted, truncated, inserted
+again or moved back (migration 0010).
 """
 
 from __future__ import annotations

@@ -116,18 +116,23 @@ def record_history(
 # is `chain.seal(prefix, prev_hash, seq)`: in PostgreSQL with its own sha256, in SQLite
 # through that Python function registered on the connection. Fewer round trips inside
 # the transaction is what keeps the trail cheap: on SQLite every writer waits for them.
+# The head is joined to one constant row, so that without a head (deleted behind the
+# guard of migration 0010) the statement still makes a row, of NULLs,
+# which the NOT NULL columns refuse: the fact's transaction fails loudly instead of
+# committing with no entry.
 _APPEND = """
 INSERT INTO audit_log (seq, at, kind, operation_id, actor, payload, prev_hash, hash)
-SELECT seq + 1, :at, :kind, :operation_id, :actor, :payload, hash, {hash}
-FROM audit_head WHERE id = 1{lock}
+SELECT h.seq + 1, :at, :kind, :operation_id, :actor, :payload, h.hash, {hash}
+FROM (SELECT 1 AS one) AS always
+LEFT JOIN (SELECT seq, hash FROM audit_head WHERE id = 1{lock}) AS h ON 1 = 1
 """
 _SQLITE_APPEND = text(
-    _APPEND.format(hash="jobgate_audit_seal(:prefix, hash, seq + 1)", lock="")
+    _APPEND.format(hash="jobgate_audit_seal(:prefix, h.hash, h.seq + 1)", lock="")
 ).bindparams(bindparam("at", type_=UTCDateTime()))
 _PG_APPEND = text(
     _APPEND.format(
-        hash='encode(sha256(convert_to(CAST(:prefix AS text) || hash || \'","seq":\' '
-        "|| (seq + 1) || '}', 'UTF8')), 'hex')",
+        hash='encode(sha256(convert_to(CAST(:prefix AS text) || h.hash || \'","seq":\' '
+        "|| (h.seq + 1) || '}', 'UTF8')), 'hex')",
         lock=" FOR UPDATE",  # an appender without the queue below waits here
     )
 ).bindparams(bindparam("at", type_=UTCDateTime()))
@@ -148,7 +153,9 @@ async def append(txn: Txn, pending: list[Entry], signing_key: str | None) -> Non
     if txn.dialect.name == "sqlite":
         info = txn.connection.info  # lives as long as the driver's connection
         if not info.get(_SEAL_REGISTERED):
-            txn.connection.conn.create_function("jobgate_audit_seal", 3, seal, deterministic=True)
+            txn.connection.conn.create_function(
+                "jobgate_audit_seal", 3, _seal_or_null, deterministic=True
+            )
             info[_SEAL_REGISTERED] = True
         stmt = _SQLITE_APPEND
     else:
@@ -176,6 +183,11 @@ async def append(txn: Txn, pending: list[Entry], signing_key: str | None) -> Non
 
 
 _HEAD_HASH = select(HEAD.c.hash).where(HEAD.c.id == 1)
+
+
+def _seal_or_null(head: str, prev_hash: str | None, seq: int | None) -> str | None:
+    """`seal` for SQLite; NULL without a head, for the NOT NULL columns to refuse."""
+    return None if prev_hash is None or seq is None else seal(head, prev_hash, seq)
 
 
 async def _append_pending(txn: Txn) -> None:

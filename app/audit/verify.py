@@ -1,16 +1,20 @@
-"""Recompute the chain and name the first entry that was edited, removed, inserted or
-reordered. Pure: rows come in as an iterable, lookups through a callable.
+"""Recompute the chain and name the first entry that was edited, removed, inserted,
+reordered or left unreadable, then check the end against the head and an anchor.
+Pure: rows come in as an iterable, lookups through callables.
 
 The walk keeps only the previous entry, so any length verifies in constant
-memory; a break is classified afterwards with one lookup (whose hash did the
-broken entry point to?):
+memory; a break is classified afterwards with a lookup or two:
 
-- own hash does not match its fields         -> that entry was edited;
-- points to an entry that comes later        -> it was reordered;
-- points to an entry further back            -> the ones in between were inserted;
-- points to no entry, and seq numbers skip   -> the skipped entries were removed;
-- points to no entry, no skip                -> the entry before it was edited (rehashed).
-The head row (last seq and hash, written by every append) catches changes at the end.
+- cannot be read back as an entry (a garbled timestamp) -> that entry was tampered with;
+- seq skips, and the skipped entry comes later             -> it was reordered;
+- seq skips, and the skipped entries are nowhere           -> they were removed;
+- own hash does not match its fields                       -> that entry was edited;
+- points to an entry that comes later                      -> it was reordered;
+- points to an entry further back                          -> the ones in between were inserted;
+- points to no entry                                        -> the entry before it was edited.
+The head row (last seq and hash, written by every append) catches changes at the end;
+an anchor kept outside the database (docs/audit.md) catches a head rolled back with
+the log cut to match.
 """
 
 from __future__ import annotations
@@ -29,6 +33,27 @@ class Head:
 
 
 @dataclass(frozen=True)
+class Anchor:
+    """An entry of the chain as the operator saw it earlier: the chain must still hold
+    it, unchanged, and must not end before it."""
+
+    seq: int
+    hash: str
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A stored entry that cannot be read back as one (`seq` None when even that is gone)."""
+
+    seq: int | None
+    why: str
+    where: str = ""  # e.g. "line 12 of trail.jsonl"
+
+
+Row = Entry | Unreadable
+
+
+@dataclass(frozen=True)
 class Report:
     """The outcome: `problem` is None on an intact chain."""
 
@@ -36,7 +61,9 @@ class Report:
     last_seq: int
     problem: str | None = None
     seq: int | None = None  # the first entry concerned
-    what: str | None = None  # edited | removed | inserted | reordered | head | signature
+    # tampered | edited | removed | inserted | reordered | head | signature | rollback
+    what: str | None = None
+    last_hash: str = GENESIS
 
     @property
     def ok(self) -> bool:
@@ -45,31 +72,67 @@ class Report:
 
 @dataclass(frozen=True)
 class _Break:
-    row: Entry  # the entry at which the chain stopped holding
+    row: Row  # the entry at which the chain stopped holding
     last_seq: int  # the entry before it (0: none)
     expected_seq: int
-    link_ok: bool
+    link_ok: bool  # it points to the entry before it
 
 
-def _scan(rows: Iterable[Entry]) -> tuple[int, int, str, _Break | None]:
-    """(count, last seq, last hash, first break or None)."""
-    count, last_seq, prev = 0, 0, GENESIS
+@dataclass(frozen=True)
+class _Walk:
+    count: int
+    last_seq: int
+    last_hash: str
+    broken: _Break | None
+    anchored: str | None  # the hash of the anchored entry, if the walk passed it
+
+
+def _scan(rows: Iterable[Row], watch: int | None) -> _Walk:
+    count, last_seq, prev, anchored = 0, 0, GENESIS, None
     for row in rows:
         expected_seq = last_seq + 1
-        link_ok = row.prev_hash == prev
-        if not link_ok or row.seq != expected_seq or entry_hash(row) != row.hash:
-            return count, last_seq, prev, _Break(row, last_seq, expected_seq, link_ok)
+        if (
+            isinstance(row, Unreadable)
+            or row.prev_hash != prev
+            or row.seq != expected_seq
+            or entry_hash(row) != row.hash
+        ):
+            link_ok = isinstance(row, Entry) and row.prev_hash == prev
+            brk = _Break(row, last_seq, expected_seq, link_ok)
+            return _Walk(count, last_seq, prev, brk, anchored)
         count, last_seq, prev = count + 1, row.seq, row.hash
-    return count, last_seq, prev, None
+        if row.seq == watch:
+            anchored = row.hash
+    return _Walk(count, last_seq, prev, None, anchored)
 
 
-def _classify(b: _Break, find: Callable[[str], int | None]) -> tuple[str, int, str]:
+def _classify(
+    b: _Break, find: Callable[[str], int | None], has_seq: Callable[[int], bool]
+) -> tuple[str, int, str]:
     """(what, seq, sentence) for a break."""
     r = b.row
+    if isinstance(r, Unreadable):
+        seq = r.seq if r.seq is not None else b.expected_seq
+        where = f" ({r.where})" if r.where else ""
+        return "tampered", seq, f"entry {seq} was tampered with{where}: {r.why}"
+    if r.seq == b.last_seq:
+        return "inserted", r.seq, f"entry {r.seq} appears twice"
+    if r.seq < b.expected_seq:
+        return (
+            "reordered",
+            r.seq,
+            f"entry {r.seq} is out of order: it comes after entry {b.last_seq}",
+        )
+    if r.seq > b.expected_seq:
+        first, last = b.expected_seq, r.seq - 1
+        if has_seq(first):
+            return (
+                "reordered",
+                first,
+                f"entry {first} is out of order: entry {r.seq} comes before it",
+            )
+        return "removed", first, f"entries {first}..{last} were removed (seq jumps to {r.seq})"
     if b.link_ok:
-        if r.seq != b.expected_seq:
-            first, last = b.expected_seq, r.seq - 1
-            return "removed", first, f"entries {first}..{last} were removed (seq jumps to {r.seq})"
         return "edited", r.seq, f"entry {r.seq} was edited: its hash does not match its fields"
     target = 0 if r.prev_hash == GENESIS else find(r.prev_hash)  # genesis comes before 1
     if target is not None and target > r.seq:
@@ -84,9 +147,6 @@ def _classify(b: _Break, find: Callable[[str], int | None]) -> tuple[str, int, s
             target + 1,
             f"entry {target + 1} was inserted: entry {r.seq} was chained to entry {target}",
         )
-    if target is None and r.seq > b.expected_seq:
-        first, last = b.expected_seq, r.seq - 1
-        return "removed", first, f"entries {first}..{last} were removed (seq jumps to {r.seq})"
     if b.last_seq == 0:
         return "edited", r.seq, f"entry {r.seq} was edited: the first entry must follow genesis"
     return (
@@ -97,30 +157,59 @@ def _classify(b: _Break, find: Callable[[str], int | None]) -> tuple[str, int, s
 
 
 def verify(
-    rows: Iterable[Entry],
+    rows: Iterable[Row],
     head: Head | None,
     find: Callable[[str], int | None],
     *,
+    has_seq: Callable[[int], bool] = lambda seq: False,
     signing_key: str | None = None,
+    anchor: Anchor | None = None,
+    check_head: bool = True,
 ) -> Report:
-    """Walk `rows` (ascending seq); `head` None skips the end checks (e.g. an export file)."""
-    count, last_seq, last_hash, brk = _scan(rows)
-    if brk is not None:
-        what, seq, text = _classify(brk, find)
-        return Report(count, last_seq, text, seq, what)
+    """Walk `rows` (ascending seq); `check_head` False skips the end checks (an export
+    file has no head); `head` None with `check_head` means the head row is missing."""
+    walk = _scan(rows, anchor.seq if anchor else None)
+    count, last_seq, last_hash = walk.count, walk.last_seq, walk.last_hash
+    if walk.broken is not None:
+        what, seq, text = _classify(walk.broken, find, has_seq)
+        return Report(count, last_seq, text, seq, what, last_hash)
+    if check_head:
+        problem = _head_problem(head, last_seq, last_hash, signing_key)
+        if problem is not None:
+            what, seq, text = problem
+            return Report(count, last_seq, text, seq, what, last_hash)
+    if anchor is not None:
+        if anchor.seq > last_seq:
+            text = (
+                f"the chain ends at entry {last_seq} but the anchor holds entry {anchor.seq}: "
+                f"entries {last_seq + 1}..{anchor.seq} were removed and the head rolled back"
+            )
+            return Report(count, last_seq, text, last_seq + 1, "rollback", last_hash)
+        if anchor.seq > 0 and walk.anchored != anchor.hash:
+            text = (
+                f"entry {anchor.seq} differs from the anchor: the chain from there was "
+                "rolled back and rewritten after the anchor was taken"
+            )
+            return Report(count, last_seq, text, anchor.seq, "rollback", last_hash)
+    return Report(count, last_seq, last_hash=last_hash)
+
+
+def _head_problem(
+    head: Head | None, last_seq: int, last_hash: str, signing_key: str | None
+) -> tuple[str, int, str] | None:
     if head is None:
-        return Report(count, last_seq)
+        return "head", last_seq, "the chain head (audit_head) is missing: it was deleted"
     if head.seq > last_seq:
         text = f"entries {last_seq + 1}..{head.seq} were removed (the head records {head.seq})"
-        return Report(count, last_seq, text, last_seq + 1, "removed")
+        return "removed", last_seq + 1, text
     if head.seq < last_seq:
         text = f"entries {head.seq + 1}..{last_seq} were inserted after the recorded head"
-        return Report(count, last_seq, text, head.seq + 1, "inserted")
+        return "inserted", head.seq + 1, text
     if head.hash != last_hash:
         text = f"entry {last_seq} was edited: the head records a different hash for it"
-        return Report(count, last_seq, text, last_seq, "edited")
+        return "edited", last_seq, text
     if signing_key is not None and not signature_ok(signing_key, head.hash, head.signature):
         why = "is not signed" if head.signature is None else "has a signature that does not match"
         text = f"the chain head (entry {head.seq}) {why} under the configured signing key"
-        return Report(count, last_seq, text, head.seq, "signature")
-    return Report(count, last_seq)
+        return "signature", head.seq, text
+    return None

@@ -25,7 +25,7 @@ from app.callbacks import outbox
 from app.callbacks.outbox import Claimed
 from app.core import telemetry
 from app.core.context import AppContext
-from app.core.ssrf import CallbackForbidden, Resolver, check_url
+from app.core.ssrf import CallbackForbidden, Pinned, pin
 from app.operations import repository as ops_repo
 
 log = logging.getLogger(__name__)
@@ -64,12 +64,9 @@ def signed_headers(
 class CallbackDelivery:
     """One delivery worker; any number may share a database."""
 
-    def __init__(
-        self, ctx: AppContext, http: httpx2.AsyncClient, *, resolver: Resolver | None = None
-    ) -> None:
+    def __init__(self, ctx: AppContext, http: httpx2.AsyncClient) -> None:
         self.ctx = ctx
         self.http = http
-        self.resolver = resolver
         self.interval = ctx.settings.callback_interval_seconds
         secret = ctx.settings.callback_secret
         # Built now so a malformed secret stops start-up instead of every delivery.
@@ -117,15 +114,23 @@ class CallbackDelivery:
         started = time.perf_counter()
         forbidden = False
         try:
-            if not ctx.settings.allow_private_callbacks:
-                await check_url(claim.url, resolver=self.resolver)
+            # Resolved and checked once, then connected to that address (app/core/ssrf.py):
+            # a second lookup by the client could answer an internal one.
+            target = (
+                Pinned(claim.url, "")
+                if ctx.settings.allow_private_callbacks
+                else await pin(claim.url, resolver=ctx.resolver)
+            )
             headers = signed_headers(self.signer, claim.event_id, body, ctx.now())
+            if target.host:
+                headers["host"] = target.host
             response = await self.http.post(
-                claim.url,
+                target.url,
                 content=body.encode(),
                 headers=headers,
                 timeout=ATTEMPT_TIMEOUT,
                 follow_redirects=False,  # a redirect could point anywhere, e.g. inside
+                extensions=target.extensions,
             )
             status, text = response.status_code, response.text[:RESPONSE_BODY_CHARS]
             if not 200 <= status < 300:

@@ -6,7 +6,7 @@ import ipaddress
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.core.conn_pool import PING_AFTER_IDLE_SECONDS
@@ -15,7 +15,11 @@ from app.core.conn_pool import PING_AFTER_IDLE_SECONDS
 class Settings(BaseSettings):
     """Safe defaults for a first run; unsafe combinations are refused at start."""
 
-    model_config = SettingsConfigDict(env_prefix="JOBGATE_", extra="ignore", populate_by_name=True)
+    # hide_input_in_errors: a refused setting may be a secret; the error names it, never
+    # repeats its value.
+    model_config = SettingsConfigDict(
+        env_prefix="JOBGATE_", extra="ignore", populate_by_name=True, hide_input_in_errors=True
+    )
 
     # Unset: the SQLite default `<data_dir>/jobgate.db`, which `serve`/`observe` migrate
     # themselves; any configured database must be migrated with `jobgate migrate`.
@@ -36,8 +40,15 @@ class Settings(BaseSettings):
     # POST /v1/operations answers within this many (real) seconds even when the provider's
     # create is slower: 202, done false, the create still in flight under its intake lease.
     create_answer_seconds: float = Field(default=2.0, gt=0)
+    # How a request may arrive (docs/operations.md, "Limits on requests"): its request line
+    # and headers within this many seconds, and at most this long; its body within this.
+    request_head_timeout_seconds: float = Field(default=10.0, gt=0)
+    max_header_bytes: int = Field(default=32 * 1024, ge=1024)
+    request_body_timeout_seconds: float = Field(default=30.0, gt=0)
     wait_default_seconds: float = 60.0
     wait_max_seconds: float = 600.0
+    # Waits and event streams one key holds open at once, per process (429 past it).
+    max_held_per_key: int = Field(default=100, ge=1)
     inline_result_max_bytes: int = 64 * 1024
     # The MCP server at /mcp; when off, bodies name only REST calls (no MCP tools).
     mcp: bool = True
@@ -78,6 +89,25 @@ class Settings(BaseSettings):
 
     # Fault hooks for the process-level test harness: the named point kills the process.
     crash_at: str | None = None
+
+    @field_validator("callback_secret")
+    @classmethod
+    def _usable_callback_secret(cls, value: str | None) -> str | None:
+        """Checked here, so a malformed secret is one line at start-up, not a traceback
+        from the lifespan (or a failure at every delivery)."""
+        if not value:
+            return None
+        from standardwebhooks.webhooks import Webhook
+
+        try:
+            Webhook(value)
+        except Exception:  # the library raises several kinds, the message names none
+            raise ValueError(
+                "JOBGATE_CALLBACK_SECRET is not a Standard Webhooks secret: 'whsec_' "
+                "followed by base64 of at least one byte (e.g. whsec_ and the output of "
+                "`openssl rand -base64 32`)"
+            ) from None
+        return value
 
     @model_validator(mode="after")
     def _refuse_unsafe(self) -> Settings:

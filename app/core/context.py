@@ -17,6 +17,7 @@ from app.core.clock import Clock
 from app.core.config import Settings
 from app.core.db import Database
 from app.core.notify import Notifier
+from app.core.ssrf import Resolver, system_resolver
 
 if TYPE_CHECKING:
     from app.core.hold import Holder
@@ -44,6 +45,8 @@ class AppContext:
     # Creates still running after their request answered (app/core/background.py).
     background: Background = field(default_factory=Background)
     rng: random.Random = field(default_factory=random.Random)
+    # Callback hosts are resolved through this (tests inject one; no outside DNS).
+    resolver: Resolver = system_resolver
 
     def now(self) -> datetime:
         return self.clock.now()

@@ -31,6 +31,7 @@ class ApiError(Exception):
         self.message = message
         self.details = details or {}
         self.operation: dict[str, Any] | None = None  # the operation's body, when attached
+        self.headers: dict[str, str] = {}  # e.g. Retry-After on a 429
 
 
 class DomainError(Exception):
@@ -126,7 +127,12 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api(_: Request, exc: ApiError) -> JSONResponse:
         return error_response(
-            exc.status, exc.code, exc.message, exc.details, operation=exc.operation
+            exc.status,
+            exc.code,
+            exc.message,
+            exc.details,
+            headers=exc.headers or None,
+            operation=exc.operation,
         )
 
     @app.exception_handler(DomainError)

@@ -1,7 +1,9 @@
-"""Refuse request bodies over the configured size before any handler reads them."""
+"""Refuse request bodies over the configured size, or too slow to arrive, before any
+handler reads them."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -16,9 +18,12 @@ class BodyLimit:
     the same way as a declared one, instead of failing inside the app's own read.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, read_timeout: float | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        # Seconds for the whole body to arrive once the head has: a client that trickles
+        # it (or stops halfway) is answered 408 and its connection closed.
+        self.read_timeout = read_timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -30,18 +35,23 @@ class BodyLimit:
             return
         chunks: list[bytes] = []
         seen = 0
-        while True:
-            msg = await receive()
-            if msg["type"] != "http.request":
-                return  # the client went away before its body ended: nobody to answer
-            chunk = msg.get("body", b"")
-            seen += len(chunk)
-            if seen > self.max_bytes:
-                await self._reject(send)
-                return
-            chunks.append(chunk)
-            if not msg.get("more_body", False):
-                break
+        try:
+            async with asyncio.timeout(self.read_timeout):
+                while True:
+                    msg = await receive()
+                    if msg["type"] != "http.request":
+                        return  # the client went away before its body ended: nobody to answer
+                    chunk = msg.get("body", b"")
+                    seen += len(chunk)
+                    if seen > self.max_bytes:
+                        await self._reject(send)
+                        return
+                    chunks.append(chunk)
+                    if not msg.get("more_body", False):
+                        break
+        except TimeoutError:
+            await self._timed_out(send)
+            return
         replayed = False
 
         async def replay() -> Message:
@@ -61,16 +71,31 @@ class BodyLimit:
                 "details": {"max_bytes": self.max_bytes},
             }
         }
-        raw = json.dumps(body).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(raw)).encode()),
-                    (b"connection", b"close"),
-                ],
+        await _close_with(send, 413, body)
+
+    async def _timed_out(self, send: Send) -> None:
+        body: dict[str, Any] = {
+            "error": {
+                "code": "request_timeout",
+                "message": f"The request body did not arrive within {self.read_timeout:g} s.",
+                "details": {},
             }
-        )
-        await send({"type": "http.response.body", "body": raw})
+        }
+        await _close_with(send, 408, body)
+
+
+async def _close_with(send: Send, status: int, body: dict[str, Any]) -> None:
+    """A JSON error, with the connection closed after it (the rest of the body is not read)."""
+    raw = json.dumps(body).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(raw)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": raw})

@@ -51,6 +51,11 @@ def pragmas(conn: Any) -> bool:
     return bool(wal)
 
 
+def decode_text(raw: bytes) -> str:
+    """A TEXT value as str; invalid UTF-8 becomes U+FFFD (sqlite3's default raises)."""
+    return raw.decode("utf-8", "replace")
+
+
 class SqliteConnection:
     """One sqlite3 connection, used by one transaction at a time (the pool's rule)."""
 
@@ -68,6 +73,9 @@ class SqliteConnection:
     async def open(cls, path: str) -> SqliteConnection:
         def connect() -> SqliteConnection:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            # Bytes that are not UTF-8 (a row written outside jobgate) read as U+FFFD
+            # instead of failing the whole statement, and every list with that row.
+            conn.text_factory = decode_text
             wal = pragmas(conn)
             if wal:
                 conn.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints: see `commit`

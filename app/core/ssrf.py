@@ -3,8 +3,10 @@
 The host is resolved and EVERY address is checked: a name with one public and
 one private address is refused, since the connection may use either. The check
 runs at create time and again before each delivery (the name may have been
-re-pointed since); it cannot close the window between our lookup and the HTTP
-client's own, which is why redirects are never followed either.
+re-pointed since). A delivery then connects to the address it checked (`pin`):
+the URL it sends goes to that IP, with the name kept in the `Host` header and as
+the TLS server name, so a resolver that answers differently the second time (DNS
+rebinding) is never asked a second time. Redirects are never followed either.
 """
 
 from __future__ import annotations
@@ -13,7 +15,11 @@ import asyncio
 import ipaddress
 import socket
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
+
+import httpx2
 
 from app.core.errors import Invalid
 
@@ -60,6 +66,9 @@ def forbidden_reason(addr: IPAddress) -> str | None:
         ("loopback", addr.is_loopback),
         ("unspecified", addr.is_unspecified),  # 0.0.0.0 reaches this host on many systems
         ("link-local", addr.is_link_local),
+        # fec0::/10, deprecated (RFC 3879) but still routed inside some sites; Python
+        # counts it as global.
+        ("site-local", isinstance(addr, ipaddress.IPv6Address) and addr.is_site_local),
         ("private", addr.is_private),
         ("multicast", addr.is_multicast),
         ("reserved", addr.is_reserved),
@@ -69,8 +78,8 @@ def forbidden_reason(addr: IPAddress) -> str | None:
     return next((name for name, hit in checks if hit), None)
 
 
-async def check_url(url: str, *, resolver: Resolver | None = None) -> None:
-    """Raise `CallbackForbidden` unless every address of the URL's host is public."""
+async def check_url(url: str, *, resolver: Resolver | None = None) -> list[IPAddress]:
+    """Every address of the URL's host, all public; else `CallbackForbidden`."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise CallbackForbidden("callback URLs must be absolute http(s) URLs")
@@ -86,6 +95,43 @@ async def check_url(url: str, *, resolver: Resolver | None = None) -> None:
         why = forbidden_reason(addr)
         if why is not None:
             raise CallbackForbidden(f"host {host!r} resolves to a {why} address ({addr})")
+    return addresses
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """A request to a checked URL that cannot be re-resolved: `url` names the checked
+    address itself; `host` (the `Host` header) and `extensions` (the TLS server name)
+    keep the name, so the receiver and its certificate see the URL as given."""
+
+    url: str
+    host: str
+    extensions: dict[str, Any] = field(default_factory=dict)
+
+
+async def pin(url: str, *, resolver: Resolver | None = None) -> Pinned:
+    """Check `url` (as `check_url`) and aim it at the first checked address."""
+    addresses = await check_url(url, resolver=resolver)
+    try:
+        given = httpx2.URL(url)
+    except httpx2.InvalidURL:
+        raise CallbackForbidden("the callback URL is not a valid URL") from None
+    name = given.raw_host.decode("ascii")  # IDNA-encoded, as the client would send it
+    host = f"[{name}]" if ":" in name else name
+    if given.port is not None:
+        host += f":{given.port}"
+    extensions: dict[str, Any] = {}
+    if given.scheme == "https" and not _is_literal(name):
+        extensions["sni_hostname"] = name  # the certificate is checked against the name
+    return Pinned(str(given.copy_with(host=str(addresses[0]))), host, extensions)
+
+
+def _is_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 async def _addresses(host: str, port: int, resolver: Resolver) -> list[IPAddress]:

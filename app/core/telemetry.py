@@ -66,6 +66,12 @@ FENCED_WRITES = Counter(
     "Writes refused by the lease fence: the writer had lost its lease or the row moved on.",
 )
 WAITS_IN_FLIGHT = Gauge("jobgate_waits_in_flight", "Agent /wait calls being held open right now.")
+DATABASE_UP = Gauge(
+    "jobgate_database_up", "1 when the last /metrics scrape could read the database, else 0."
+)
+EVENT_STREAMS = Gauge(
+    "jobgate_event_streams_open", "Event streams (/events) being held open right now."
+)
 CALLBACKS = Counter(
     "jobgate_callback_deliveries",
     "Completion callback delivery attempts, by outcome (delivered|retry|gave_up).",

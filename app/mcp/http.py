@@ -25,7 +25,9 @@ if TYPE_CHECKING:  # the SDK is imported when the endpoint starts, not with app.
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 
 MCP_PATH = "/mcp"
-INTERNAL_URL = "http://jobgate.internal"  # in-process only: never resolved or dialled
+# In-process only: never resolved or dialled. A loopback name, as dev mode's Host check
+# (app/core/dev_guard.py) wants of every request, this one's too.
+INTERNAL_URL = "http://127.0.0.1"
 
 
 class McpEndpoint:
@@ -77,6 +79,23 @@ class McpEndpoint:
             response = JSONResponse(
                 {"error": {"code": "mcp_unavailable", "message": "The MCP server is not running."}},
                 status_code=503,
+            )
+            await response(scope, receive, send)
+            return
+        if scope.get("method") == "GET":
+            # A GET would open a server-to-client stream that nothing here ever writes to
+            # (stateless, JSON answers) and that no key is needed to hold open: refused,
+            # as the transport allows (405), so there is no stream to cap.
+            response = JSONResponse(
+                {
+                    "error": {
+                        "code": "method_not_allowed",
+                        "message": "This MCP server answers POST only (stateless, JSON).",
+                        "details": {},
+                    }
+                },
+                status_code=405,
+                headers={"Allow": "POST"},
             )
             await response(scope, receive, send)
             return

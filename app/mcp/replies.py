@@ -82,9 +82,18 @@ def refused(exc: ApiError | GatewayUnavailable, operation: Operation | None) -> 
 
 def usage_error(message: str) -> CallToolResult:
     """A tool error for arguments the model can fix."""
+    return error("invalid_arguments", message)
+
+
+def error(code: str, message: str, details: Mapping[str, Any] | None = None) -> CallToolResult:
+    """A tool error with the code the REST API gives the same mistake (docs/agent-api.md),
+    for what the tool refuses before any call."""
+    body: dict[str, Any] = {"code": code, "message": message}
+    if details:
+        body["details"] = dict(details)
     return CallToolResult(
-        content=[TextContent(type="text", text=message)],
-        structured_content={"error": {"code": "invalid_arguments", "message": message}},
+        content=[TextContent(type="text", text=f"Refused ({code}): {message}")],
+        structured_content={"error": body},
         is_error=True,
     )
 

@@ -14,7 +14,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.core import json_guard
 from app.mcp import replies
+from app.operations import ids
 from jobgate_client import (
     ApiError,
     AsyncClient,
@@ -33,6 +35,7 @@ Connect = Callable[[Context[Any, Any]], AsyncClient]  # the client for this tool
 WAIT_CAP_S = 50.0  # one wait_for_operation holds at most this long (hosts time out calls)
 WAIT_DEFAULT_S = 30.0
 LIST_MAX = 100
+MAX_SHOWN_ID = 100  # characters of a refused id repeated back
 
 INSTRUCTIONS = (
     "jobgate runs long provider jobs for you and tells you in plain words whether they are "
@@ -87,7 +90,15 @@ def build_server(connect: Connect) -> MCPServer[Any]:
         op_id: str | None = None,
     ) -> CallToolResult:
         """One tool call: refusals become tool errors carrying the operation's body (the
-        one sent beside the error, or a fresh read when an older gateway sent none)."""
+        one sent beside the error, or a fresh read when an older gateway sent none). An
+        id that no operation can have is refused here: it becomes a path segment, and
+        `op_x/events` would otherwise reach another route."""
+        if op_id is not None and not ids.is_operation_id(op_id):
+            return replies.error(
+                "operation_not_found",
+                f"No operation {op_id[:MAX_SHOWN_ID]!r}: operation ids are op_ followed by "
+                "26 letters and digits, as start_operation and list_operations give them.",
+            )
         client = connect(ctx)
         try:
             return await act(client)
@@ -124,6 +135,10 @@ def build_server(connect: Connect) -> MCPServer[Any]:
         labels: dict[str, str] | None = None,
         validation: ValidationArg | None = None,
     ) -> CallToolResult:
+        refused = _refuse_start(input, idempotency_key)
+        if refused is not None:
+            return refused
+
         async def act(c: AsyncClient) -> CallToolResult:
             body = await c.start(
                 provider,
@@ -258,6 +273,25 @@ def build_server(connect: Connect) -> MCPServer[Any]:
         return await run(ctx, act)
 
     return server
+
+
+def _refuse_start(input: dict[str, Any], key: str) -> CallToolResult | None:
+    """What the REST API would refuse, and the client could not even send (a non-ASCII
+    header, NaN in JSON), refused here with the API's own code."""
+    if not ids.is_idempotency_key(key):
+        return replies.error(
+            "idempotency_key_invalid",
+            "idempotency_key must be printable ASCII with no space at either end "
+            "(for example a UUID).",
+        )
+    try:
+        json_guard.check(input)
+    except json_guard.InvalidValue as exc:
+        reason = str(exc.details["reason"])
+        pointer = "/input" + str(exc.details.get("pointer", ""))  # as REST names it
+        message = f"Invalid value at {pointer}: {json_guard.REASONS[reason]}."
+        return replies.error(exc.code, message, {"reason": reason, "pointer": pointer})
+    return None
 
 
 def _deadlines(arg: DeadlinesArg | None) -> Deadlines | None:

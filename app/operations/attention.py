@@ -98,7 +98,8 @@ async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest)
     if req.result_deadline_seconds is not None:
         fields["result_deadline_at"] = now + timedelta(seconds=req.result_deadline_seconds)
     elif req.decision != "abandon" and op.result_deadline_at <= now:
-        raise Invalid(
+        # The operation's state (its deadline has passed) is what refuses it: 409.
+        raise Conflict(
             "result_deadline_required",
             "The result deadline has passed; give result_deadline_seconds.",
         )

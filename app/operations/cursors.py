@@ -22,6 +22,7 @@ MAX_CURSOR_CHARS = 200  # a real list cursor is about 80
 MAX_POSITION = 2**31 - 1  # result_items.position is a 32-bit integer
 MAX_EVENT_ID = 2**63 - 1  # operation_history.id is a 64-bit integer
 _B64URL = re.compile(r"[A-Za-z0-9_-]+")
+LIST_CURSOR = rf"^[A-Za-z0-9_-]{{1,{MAX_CURSOR_CHARS}}}$"  # its form, as OpenAPI states it
 _DIGITS = re.compile(r"0|[1-9][0-9]*")  # ASCII only; `str.isdigit` also accepts "²"
 _OPERATION_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
 

@@ -14,7 +14,7 @@ from app.core import json_guard
 from app.core.context import AppContext
 from app.core.errors import ApiError, DomainError
 from app.core.json_body import StrictJsonRoute
-from app.operations import error_docs, queries, service
+from app.operations import cursors, error_docs, ids, queries, service
 from app.operations.models import Operation
 from app.operations.presenter import history_json, to_body
 from app.operations.queries import STATES
@@ -34,7 +34,7 @@ Operator = Annotated[deps.Principal, Depends(deps.operator)]  # 403 unless opera
 ERRORS = error_docs.responses(*error_docs.BY_ID, "invalid_value")  # a route by operation id
 MAX_PAGE = 200
 STATUSES: tuple[str, ...] = get_args(OperationBody.model_fields["status"].annotation)
-LABEL = r"^([^\x00=]*=[^\x00]*)?$"  # empty: no filter
+LABEL = r"^[^\x00=]*=[^\x00]*$"
 
 
 def _one_of(values: tuple[str, ...]) -> dict[str, Any]:
@@ -87,7 +87,7 @@ IDEMPOTENCY_KEY = {
         "type": "string",
         "minLength": 1,
         "maxLength": service.MAX_KEY_LENGTH,
-        "pattern": r"^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$",
+        "pattern": ids.IDEMPOTENCY_KEY,
     },
 }
 
@@ -154,15 +154,27 @@ async def create_operation(
 async def list_operations(
     request: Request,
     who: Caller,
-    status: Annotated[str | None, Query(description="agent status", **_one_of(STATUSES))] = None,
-    state: Annotated[str | None, Query(description="local state", **_one_of(STATES))] = None,
-    provider: Annotated[str | None, Query(**_pattern(json_guard.NO_NUL))] = None,
+    status: Annotated[
+        str | None, Query(description="agent status", min_length=1, **_one_of(STATUSES))
+    ] = None,
+    state: Annotated[
+        str | None, Query(description="local state", min_length=1, **_one_of(STATES))
+    ] = None,
+    provider: Annotated[str | None, Query(min_length=1, **_pattern(json_guard.NO_NUL))] = None,
     in_flight: bool | None = None,
-    trace_id: Annotated[str | None, Query(**_pattern(json_guard.NO_NUL))] = None,
-    label: Annotated[str | None, Query(description="key=value", **_pattern(LABEL))] = None,
+    trace_id: Annotated[str | None, Query(min_length=1, **_pattern(json_guard.NO_NUL))] = None,
+    label: Annotated[
+        str | None, Query(description="key=value", min_length=1, **_pattern(LABEL))
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
     cursor: Annotated[
-        str | None, Query(description="next_cursor of the previous page, as returned")
+        str | None,
+        Query(
+            description="next_cursor of the previous page, as returned (any other is 400 "
+            "invalid_cursor)",
+            min_length=1,
+            **_pattern(cursors.LIST_CURSOR),
+        ),
     ] = None,
 ) -> OperationList:
     """Newest first, cursor-paginated."""

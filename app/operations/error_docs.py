@@ -85,6 +85,10 @@ CODES: dict[str, tuple[int, str]] = {
         "acknowledge applies to completed-with-errors results in the inbox.",
     ),
     "body_too_large": (413, "The request body is larger than 262144 bytes."),
+    "too_many_held": (
+        429,
+        "This key already holds 100 waits or event streams open, the most one key may.",
+    ),
     "invalid_request": (422, "The request does not match the schema; see details.errors."),
     "invalid_value": (422, "Invalid value at /input/text: it contains a NUL character."),
     "idempotency_key_reused": (
@@ -114,7 +118,7 @@ CODES: dict[str, tuple[int, str]] = {
         "input has 6. Nothing was written.",
     ),
     "result_deadline_required": (
-        422,
+        409,
         "The result deadline has passed; give result_deadline_seconds.",
     ),
     "webhook_signature_invalid": (401, "Webhook rejected: the signature does not match."),

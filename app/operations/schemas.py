@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl
 
-from app.core.json_guard import NO_NUL, JsonObject, Text
+from app.core.json_guard import MAX_SAFE_INTEGER, NO_NUL, JsonObject, Text
 from app.providers.types import SingleCreate
 
 MAX_LABELS = 20
@@ -31,6 +31,7 @@ class ValidationIn(BaseModel):
     max_bytes: int | None = Field(
         default=None,
         gt=0,
+        le=MAX_SAFE_INTEGER,  # I-JSON: larger integers are refused anywhere in a body
         description="The largest result accepted; never more than the profile's own bound.",
     )
     require_counts: bool = Field(
@@ -240,9 +241,21 @@ OperatorDecision = Literal[
 
 
 class ResolveRequest(BaseModel):
-    """An operator's decision on an operation that needs attention."""
+    """An operator's decision on an operation that needs attention. `accept_job` names
+    the job the operator verified in `remote_job_id`."""
 
-    model_config = ConfigDict(extra="forbid")
+    # The schema states the one rule between fields, so that a request it calls valid
+    # is one the gateway takes (422 remote_job_id_required otherwise).
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "if": {"properties": {"decision": {"const": "accept_job"}}, "required": ["decision"]},
+            "then": {
+                "required": ["remote_job_id"],
+                "properties": {"remote_job_id": {"type": "string", "minLength": 1}},
+            },
+        },
+    )
 
     decision: OperatorDecision
     reason: str = Field(min_length=1, max_length=2000, pattern=NO_NUL)

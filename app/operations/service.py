@@ -24,6 +24,7 @@ from app.core import faults, telemetry, tracecontext
 from app.core.context import AppContext
 from app.core.errors import BadInput, Invalid
 from app.core.ssrf import check_callback_url
+from app.operations import ids
 from app.operations import repository as repo
 from app.operations.driver.runner import process
 from app.operations.driver.single_create import INTAKE_LEASE_TOKEN
@@ -64,10 +65,12 @@ def check_key(key: str | None) -> str:
             "Reuse the SAME key when you retry after a timeout, so the work is not started "
             "twice; use a NEW key only for new work.",
         )
-    if len(key) > MAX_KEY_LENGTH or not key.isprintable():
+    # ASCII only: a header's other bytes reach us as Latin-1 and would be stored garbled.
+    if len(key) > MAX_KEY_LENGTH or not ids.is_idempotency_key(key):
         raise BadInput(
             "idempotency_key_invalid",
-            f"Idempotency-Key must be printable and at most {MAX_KEY_LENGTH} chars.",
+            f"Idempotency-Key must be printable ASCII (no space at either end) and at most "
+            f"{MAX_KEY_LENGTH} chars.",
         )
     return key
 
@@ -114,7 +117,9 @@ async def create(
         return _replay(existing, fp), True
     if req.callback_url is not None:  # SSRF guard, before anything is written
         await check_callback_url(
-            str(req.callback_url), allow_private=ctx.settings.allow_private_callbacks
+            str(req.callback_url),
+            allow_private=ctx.settings.allow_private_callbacks,
+            resolver=ctx.resolver,
         )
     parent = tracecontext.parse(traceparent)
     op = _new_operation(ctx, principal, key, fp, req)

@@ -7,15 +7,18 @@ another process is seen too.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 from sse_starlette.sse import EventSourceResponse
+from starlette.types import Receive, Scope, Send
 
-from app.operations import cursors
+from app.core import telemetry
+from app.operations import cursors, error_docs
 from app.operations import repository as repo
 from app.operations.endpoints import ERRORS, Caller, body_json, context_of
+from app.operations.holds import HoldLimits
 from app.operations.presenter import iso
 from app.operations.queries import get as load
 from app.operations.schemas import OperationBody
@@ -30,7 +33,7 @@ REREAD_SECONDS = 1.0  # a waiter re-reads at least this often (work done by othe
     "/operations/{op_id}/wait",
     operation_id="waitOperation",
     response_model=OperationBody,
-    responses=ERRORS,
+    responses={**ERRORS, **error_docs.responses("too_many_held")},
 )
 async def wait_operation(
     op_id: str,
@@ -45,10 +48,18 @@ async def wait_operation(
     limit = min(limit, settings.wait_max_seconds)
     op = await load(ctx, op_id, who)
     if not is_done(op.state) and limit > 0:
-        op = await request.app.state.waits.wait(op_id, limit) or op
+        release = holds_of(request).acquire(who.name)
+        try:
+            op = await request.app.state.waits.wait(op_id, limit) or op
+        finally:
+            release()
         if not is_done(op.state):  # timed out: the shared snapshot may lag observations
             op = await load(ctx, op_id, who)
     return body_json(op, ctx, waited=True)
+
+
+def holds_of(request: Request) -> HoldLimits:
+    return request.app.state.holds  # type: ignore[no-any-return]
 
 
 ERROR_BODY_REF = "#/components/schemas/ErrorBody"
@@ -108,7 +119,7 @@ LAST_EVENT_ID = {
                     }
                 },
             }
-            for code, entry in ERRORS.items()
+            for code, entry in {**ERRORS, **error_docs.responses("too_many_held")}.items()
         },
     },
     openapi_extra={"parameters": [LAST_EVENT_ID]},
@@ -119,6 +130,7 @@ async def stream_events(op_id: str, request: Request, who: Caller) -> EventSourc
     await load(ctx, op_id, who)
     last_event_id = request.headers.get("last-event-id")
     after = cursors.decode_event_id(last_event_id) if last_event_id else 0
+    release = holds_of(request).acquire(who.name)
 
     async def events() -> AsyncIterator[dict[str, Any]]:
         nonlocal after
@@ -150,7 +162,24 @@ async def stream_events(op_id: str, request: Request, who: Caller) -> EventSourc
                 return
             await ctx.notifier.wait(op_id, REREAD_SECONDS)
 
-    return EventSourceResponse(events())
+    return _HeldStream(events(), release)
+
+
+class _HeldStream(EventSourceResponse):
+    """An event stream that gives its hold back however it ends (done, client gone,
+    shutdown), and is counted while it runs."""
+
+    def __init__(self, content: AsyncIterator[dict[str, Any]], release: Callable[[], None]):
+        super().__init__(content)
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        telemetry.EVENT_STREAMS.inc()
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            telemetry.EVENT_STREAMS.dec()
+            self._release()
 
 
 def _json(obj: Any) -> str:

@@ -26,6 +26,7 @@ class Stats:
         self.jobs: dict[str, Counter[str]] = {}
         self.list_calls = 0
         self.create_calls = 0
+        self.other_calls: Counter[str] = Counter()  # calls about no job, by op
 
     def create_call(self, references: Iterable[str]) -> None:
         """One create call arrived carrying these client references."""
@@ -43,6 +44,10 @@ class Stats:
         """One call of `op` (status, cancel, results, ...) about an existing job."""
         self.jobs.setdefault(job_id, Counter())[f"{op}_calls"] += 1
 
+    def op_call(self, op: str) -> None:
+        """One call of an op about no job (e.g. Replicate's webhook secret)."""
+        self.other_calls[op] += 1
+
     def list_call(self) -> None:
         """One call of the provider's list endpoint."""
         self.list_calls += 1
@@ -59,4 +64,5 @@ class Stats:
             "jobs_by_reference": {r: list(self.jobs_by_reference.get(r, [])) for r in refs},
             "jobs": {j: dict(self.jobs.get(j, {})) for j in job_ids},
             "list_calls": self.list_calls,
+            "calls": dict(self.other_calls),
         }

@@ -5,8 +5,13 @@ credentials are. Without one, a profile with `webhooks.secret_fetch` (Replicate'
 `GET /v1/webhooks/default/secret`) has the secret fetched through the provider client,
 once, and kept per profile for the life of the process. A signature that does not
 match a fetched secret may mean the provider rotated it, so the caller may ask for it
-again (`refetch`), at most once per `REFETCH_MIN_SECONDS` per profile: a stream of
-forged events must not become a stream of provider calls.
+again (`refetch`).
+
+Whoever sends a webhook is anonymous until it verifies, and every fetch is a call
+with the operator's credential: so every fetch of a profile's secret, the first, a
+retry after a failure or a refetch, happens at most once per `REFETCH_MIN_SECONDS`,
+whatever the callers. A failed fetch is remembered for that long and answered from
+memory; a stream of events (forged or not) is never a stream of provider calls.
 
 The value lives only in a `Secret`; nothing here logs or returns it in clear.
 """
@@ -50,6 +55,8 @@ class WebhookSecrets:
     def __init__(self) -> None:
         self._cache: dict[str, _Entry] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._asked: dict[str, datetime] = {}  # when each profile's secret was last fetched
+        self._failed: dict[str, Found] = {}  # the last fetch's failure, while it counts
 
     async def get(self, ctx: AppContext, profile: Profile, *, trace_id: str) -> Found:
         """The configured secret, else the cached fetched one, else one fetch now."""
@@ -61,6 +68,9 @@ class WebhookSecrets:
             entry = self._cache.get(profile.name)
             if entry is not None:
                 return Found(entry.secret, fetched=True)
+            failed = self._failed.get(profile.name)
+            if failed is not None and not self._may_ask(ctx, profile.name):
+                return failed  # asked recently and it failed: not again yet
             return await self._fetch(ctx, profile, trace_id)
 
     async def refetch(
@@ -72,7 +82,7 @@ class WebhookSecrets:
             entry = self._cache.get(profile.name)
             if entry is not None and entry.secret.reveal() != stale.reveal():
                 return entry.secret  # another event already fetched the new one
-            if entry is not None and _age(ctx, entry) < REFETCH_MIN_SECONDS:
+            if not self._may_ask(ctx, profile.name):
                 return None
             found = await self._fetch(ctx, profile, trace_id)
         if found.secret is None or found.secret.reveal() == stale.reveal():
@@ -80,10 +90,17 @@ class WebhookSecrets:
         return found.secret
 
     def forget(self) -> None:
-        """Drop every fetched secret (the next event fetches again)."""
+        """Drop every fetched secret and failure (the next event fetches again)."""
         self._cache.clear()
+        self._failed.clear()
+        self._asked.clear()
+
+    def _may_ask(self, ctx: AppContext, name: str) -> bool:
+        asked = self._asked.get(name)
+        return asked is None or (ctx.now() - asked).total_seconds() >= REFETCH_MIN_SECONDS
 
     async def _fetch(self, ctx: AppContext, profile: Profile, trace_id: str) -> Found:
+        self._asked[profile.name] = ctx.now()
         call, secret = await ctx.client.webhook_secret(profile, trace_id=trace_id)
         if secret is None:
             outcome = call.outcome.value if call is not None else "not asked"
@@ -96,14 +113,13 @@ class WebhookSecrets:
                 status,
             )
             why = f"not configured, and fetching it from the provider failed ({outcome})"
-            return Found(None, fetched=True, why=why)
+            failed = Found(None, fetched=True, why=why)
+            self._failed[profile.name] = failed
+            return failed
+        self._failed.pop(profile.name, None)
         self._cache[profile.name] = _Entry(secret, ctx.now())
         log.info("webhook secret for %s fetched from the provider", profile.name)
         return Found(secret, fetched=True)
 
     def _lock(self, name: str) -> asyncio.Lock:
         return self._locks.setdefault(name, asyncio.Lock())
-
-
-def _age(ctx: AppContext, entry: _Entry) -> float:
-    return (ctx.now() - entry.at).total_seconds()

@@ -62,7 +62,7 @@ async def test_resume_after_result_deadline_needs_a_new_deadline(gateway: Gatewa
     final = await gateway.run_until_done(op_id, step=61)
     assert final["state"] == "result_timed_out"
     r = await _resolve(gateway, op_id, decision="resume_observing", reason="keep waiting")
-    assert r.status_code == 422 and r.json()["error"]["code"] == "result_deadline_required"
+    assert r.status_code == 409 and r.json()["error"]["code"] == "result_deadline_required"
     r = await _resolve(
         gateway,
         op_id,

@@ -47,17 +47,25 @@ def rows(url: str) -> list[dict[str, Any]]:
         engine.dispose()
 
 
+SQLITE_TRIGGERS = (
+    "audit_log_no_update", "audit_log_no_delete", "audit_log_moves_head",
+    "audit_head_no_delete", "audit_head_no_insert", "audit_head_forward_only",
+)  # fmt: skip
+
+
 def tamper(url: str, *statements: tuple[str, dict[str, Any]]) -> None:
-    """Run SQL on the log as its owner would, its triggers out of the way (an owner who
-    also moves the head to match is caught only by a signed head: test_audit_settings)."""
+    """Run SQL on the log and its head as their owner would, the triggers out of the way
+    (an owner who also moves the head to match is caught only by a signed head:
+    test_audit_settings; one who moves it back, only by an anchor: test_audit_head)."""
     engine = create_engine(sync_url(url))
     try:
         with engine.begin() as conn:
             if is_sqlite(url):  # every trigger, as DISABLE TRIGGER USER does on PostgreSQL
-                for name in ("no_update", "no_delete", "moves_head"):
-                    conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS audit_log_{name}")
+                for name in SQLITE_TRIGGERS:
+                    conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {name}")
             else:
                 conn.exec_driver_sql("ALTER TABLE audit_log DISABLE TRIGGER USER")
+                conn.exec_driver_sql("ALTER TABLE audit_head DISABLE TRIGGER USER")
             for sql, params in statements:
                 conn.execute(text(sql), params)
     finally:

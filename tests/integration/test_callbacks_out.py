@@ -195,6 +195,7 @@ FORBIDDEN = [
     "http://169.254.169.254/latest/meta-data",
     "http://[::ffff:127.0.0.1]/hook",
     "http://[fe80::1]/hook",
+    "http://[fec0::1]/hook",
 ]
 
 

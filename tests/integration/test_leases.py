@@ -112,7 +112,7 @@ async def test_the_lease_is_renewed_while_a_slow_provider_call_is_in_flight(
     app = create_app(settings, clock=clock, run_observer=False, transport=held)
     async with app.router.lifespan_context(app):
         async with httpx2.AsyncClient(
-            transport=httpx2.ASGITransport(app=app), base_url="http://gateway"
+            transport=httpx2.ASGITransport(app=app), base_url="http://127.0.0.1"
         ) as http:
             body = {"provider": "mock", "kind": "report", "input": {"scenario": {"name": "slow"}}}
             r = await http.post(

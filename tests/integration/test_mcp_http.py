@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
 from tests.support.agent_stack import (
@@ -185,3 +186,32 @@ async def test_validation_goes_beside_input_and_a_failed_jobs_part_is_no_success
     words = text_of(kept)
     assert "NOT a success" in words and "partial output" in words, words
     assert "checked result" not in words
+
+
+async def test_nan_input_and_a_non_ascii_key_are_refused_with_the_apis_codes(
+    gateway_url: str,
+) -> None:
+    """Sent as raw JSON-RPC: `NaN` is a token Python's JSON reader takes, and no MCP client
+    library would send it; the tool must answer with a code, not a generic failure."""
+    args = '{"provider": "mock", "kind": "report", "input": {"x": NaN}, "idempotency_key": "k"}'
+    cafe = '{"provider": "mock", "kind": "report", "input": {}, "idempotency_key": "caf\\u00e9"}'
+    codes = []
+    async with httpx2.AsyncClient(timeout=30) as http:
+        for arguments in (args, cafe):
+            body = (
+                '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": '
+                f'{{"name": "start_operation", "arguments": {arguments}}}}}'
+            )
+            r = await http.post(
+                f"{gateway_url}/mcp",
+                content=body,
+                headers={
+                    "Content-Type": "application/json",
+                    "Accept": "application/json, text/event-stream",
+                },
+            )
+            assert r.status_code == 200, r.text
+            result = r.json()["result"]
+            assert result["isError"] is True, result
+            codes.append(result["structuredContent"]["error"]["code"])
+    assert codes == ["invalid_value", "idempotency_key_invalid"]

@@ -73,7 +73,7 @@ def traced(
             assert tracing.enabled()
             asgi = httpx2.ASGITransport(app=app)
             with httpx2.Client(base_url=url, timeout=10) as mock:
-                async with httpx2.AsyncClient(transport=asgi, base_url="http://gateway") as http:
+                async with httpx2.AsyncClient(transport=asgi, base_url="http://127.0.0.1") as http:
                     yield Gateway(http=http, app=app, clock=clock, mock=mock)
         assert not tracing.enabled()  # the lifespan shut it down (and flushed)
 

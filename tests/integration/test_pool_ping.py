@@ -53,7 +53,7 @@ async def test_a_connection_used_within_the_idle_limit_is_not_pinged(gateway: Ga
     assert await list_status(gateway) == 200
     assert close_server_side(gateway.ctx.db.url) >= 1
     transport = httpx2.ASGITransport(app=gateway.app, raise_app_exceptions=False)
-    async with httpx2.AsyncClient(transport=transport, base_url="http://gateway") as http:
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
         failed = await http.get("/v1/operations")
     assert failed.status_code == 500
     assert failed.json()["error"]["code"] == "internal_error", failed.text

@@ -130,7 +130,7 @@ async def test_readyz_is_503_with_a_reason_on_an_unmigrated_database(
     app = create_app(settings, run_observer=False)
     async with app.router.lifespan_context(app):
         transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url="http://gw") as http:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
             r = await http.get("/v1/readyz")
             assert (await http.get("/v1/healthz")).status_code == 200  # alive, not ready
     assert r.status_code == 503
@@ -148,7 +148,22 @@ async def test_readyz_is_503_when_the_database_cannot_be_reached(tmp_path: Path)
     app = create_app(Settings(database_url=url, data_dir=tmp_path, auth="dev"), run_observer=False)
     async with app.router.lifespan_context(app):
         transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url="http://gw") as http:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
             r = await http.get("/v1/readyz")
     assert r.status_code == 503
     assert r.json()["ready"] is False and "not reachable" in r.json()["reason"], r.text
+
+
+async def test_metrics_answer_while_the_database_cannot_be_reached(tmp_path: Path) -> None:
+    """A scrape keeps the process's own figures and says the database is down."""
+    from app.main import create_app
+
+    url = f"sqlite:///{tmp_path / 'no-such-dir' / 'jobgate.db'}"
+    app = create_app(Settings(database_url=url, data_dir=tmp_path, auth="dev"), run_observer=False)
+    async with app.router.lifespan_context(app):
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            r = await http.get("/metrics")
+    assert r.status_code == 200, r.text
+    assert "jobgate_database_up 0.0" in r.text
+    assert "jobgate_waits_in_flight" in r.text  # the process's own figures are there

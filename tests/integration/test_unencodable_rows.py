@@ -84,3 +84,22 @@ async def test_lists_survive_rows_with_lone_surrogates(gateway: Gateway) -> None
         assert running in r.text or page.endswith("attention")
     r = await gateway.http.get(f"/operations/{broken}", headers=operator)
     assert r.status_code == 200 and REPLACED in r.text
+
+
+async def test_lists_survive_a_row_with_bytes_that_are_not_utf8(gateway: Gateway) -> None:
+    """SQLite stores any bytes as TEXT when written outside the API (PostgreSQL refuses
+    them at the door, so there is nothing to read back there)."""
+    if not gateway.ctx.db.is_sqlite:
+        pytest.skip("PostgreSQL refuses invalid UTF-8 on write")
+    agent = await _key(gateway, "agent")
+    op_id = await _start(gateway, agent, {"name": "never_finishes"})
+    async with gateway.ctx.db.transaction() as session:
+        await session.execute(
+            text("UPDATE operations SET kind = CAST(X'7265ff706f7274' AS TEXT) WHERE id = :id"),
+            {"id": op_id},
+        )
+    for path in ("/v1/operations", f"/v1/operations/{op_id}", "/v1/operations?in_flight=true"):
+        r = await gateway.http.get(path, headers=agent)
+        assert r.status_code == 200, (path, r.text)
+    body = (await gateway.http.get(f"/v1/operations/{op_id}", headers=agent)).json()
+    assert body["kind"] == f"re{REPLACED}port"

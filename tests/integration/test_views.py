@@ -14,7 +14,7 @@ import pytest
 from app.core.clock import FakeClock
 from tests.conftest import Gateway, make_settings
 
-SAME_ORIGIN = {"Origin": "http://gateway"}
+SAME_ORIGIN = {"Origin": "http://127.0.0.1"}
 SECRET = "mock-bearer-8f3c1d2e9a7b"  # a provider credential: must never reach a page
 
 
@@ -187,8 +187,8 @@ async def test_unknown_operation_is_a_404_page(gateway: Gateway) -> None:
         {"Origin": "http://evil.example"},
         {"Origin": "null"},
         {"Referer": "http://evil.example/page"},
-        {"Origin": "http://gateway:8080"},
-        {"Sec-Fetch-Site": "cross-site", "Origin": "http://gateway"},
+        {"Origin": "http://127.0.0.1:8080"},
+        {"Sec-Fetch-Site": "cross-site", "Origin": "http://127.0.0.1"},
     ],
 )
 async def test_cross_origin_posts_are_refused(gateway: Gateway, headers: dict[str, str]) -> None:
@@ -227,7 +227,7 @@ async def _gateway_with(
     app = create_app(settings, clock=clock, run_observer=False)
     async with app.router.lifespan_context(app):
         transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url="http://gateway") as http:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
             yield Gateway(http=http, app=app, clock=clock, mock=mock_client)
 
 

@@ -31,6 +31,7 @@ async def test_control_api_and_unknown_paths(name: str) -> None:
         "jobs_by_reference": {},
         "jobs": {},
         "list_calls": 0,
+        "calls": {},
     }
     assert bad_op.status_code == 400 and "unknown op" in bad_op.text
     assert bad_kind.status_code == 400

@@ -59,7 +59,7 @@ async def gateway(
     app = create_app(settings, clock=FakeClock(), run_observer=False, transport=held)
     async with app.router.lifespan_context(app):
         async with httpx2.AsyncClient(
-            transport=httpx2.ASGITransport(app=app), base_url="http://gateway"
+            transport=httpx2.ASGITransport(app=app), base_url="http://127.0.0.1"
         ) as http:
             app.state.http, app.state.held = http, held
             yield app

@@ -22,7 +22,7 @@ from app.audit.chain import (
     sign_head,
     signature_ok,
 )
-from app.audit.verify import Head, verify
+from app.audit.verify import Anchor, Head, Row, Unreadable, verify
 
 AT = datetime(2026, 12, 1, 4, 13, 31, 5, tzinfo=UTC)
 
@@ -113,3 +113,30 @@ def test_the_fast_encoder_is_rfc8785(value: object) -> None:
             canonical(value)
         return
     assert canonical(value) == expected
+
+
+def test_verify_names_each_kind_of_break() -> None:
+    rows = _chain(6)
+    by_hash = {e.hash: e.seq for e in rows}
+    seqs = {e.seq for e in rows}
+
+    def run(changed: list[Row], **kw: object) -> tuple[str | None, int | None]:
+        report = verify(changed, None, by_hash.get, has_seq=seqs.__contains__,
+                        check_head=False, **kw)  # type: ignore[arg-type]  # fmt: skip
+        return report.what, report.seq
+
+    assert run([*rows[:2], rows[3], rows[2], *rows[4:]]) == ("reordered", 3)
+    cut = [*rows[:2], *rows[3:]]
+    left = {e.seq for e in cut}
+    assert verify(cut, None, by_hash.get, has_seq=left.__contains__, check_head=False).what == (
+        "removed"
+    )
+    assert run([*rows[:2], Unreadable(3, "its time 'x' is not a timestamp"), *rows[3:]]) == (
+        "tampered",
+        3,
+    )
+    assert run([*rows[:3], rows[2], *rows[3:]]) == ("inserted", 3)
+    assert run(rows, anchor=Anchor(8, "f" * 64)) == ("rollback", 7)
+    assert run(rows, anchor=Anchor(4, "f" * 64)) == ("rollback", 4)
+    assert run(rows, anchor=Anchor(4, rows[3].hash)) == (None, None)
+    assert verify(rows, None, lambda _: None).what == "head"  # the head row is gone

@@ -35,8 +35,10 @@ class FakeGateway:
         self.role = role
         self.requests: list[httpx.Request] = []
         self.result = {"rows": [{"n": i, "text": "x" * 20} for i in range(50)]}
-        self.flight = [op(f"op_f{i}", done=False) for i in range(3)]
-        self.done = [op(f"op_d{i}", done=True, status="succeeded") for i in range(4)]
+        self.flight = [op(f"op_01JD7ZQ6R4X0P8V6N1K2M3B4F{i}", done=False) for i in range(3)]
+        self.done = [
+            op(f"op_01JD7ZQ6R4X0P8V6N1K2M3B4D{i}", done=True, status="succeeded") for i in range(4)
+        ]
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
@@ -48,12 +50,16 @@ class FakeGateway:
             more = str(end) if end < len(pool) else None
             return httpx.Response(200, json={"items": pool[start:end], "next_cursor": more})
         if path.endswith("/result"):
-            payload = {"operation_id": "op_d0", "status": "succeeded", "result": self.result}
+            payload = {
+                "operation_id": "op_01JD7ZQ6R4X0P8V6N1K2M3B4D0",
+                "status": "succeeded",
+                "result": self.result,
+            }
             return httpx.Response(200, json=payload)
         if path.endswith("/cancel"):
             err = {"code": "operation_done", "message": "already done"}
             return httpx.Response(409, json={"error": err})
-        if path == "/v1/operations/op_d0":
+        if path == "/v1/operations/op_01JD7ZQ6R4X0P8V6N1K2M3B4D0":
             return httpx.Response(200, json=self.done[0])
         if path == "/v1/attention":
             return httpx.Response(200, json={"items": []})
@@ -74,7 +80,10 @@ async def test_a_large_result_comes_in_chunks_that_rebuild_it() -> None:
     async with McpClient(server_for(gateway)) as client:
         cursor = None
         for _ in range(20):
-            args: dict[str, Any] = {"operation_id": "op_d0", "max_chars": 500}
+            args: dict[str, Any] = {
+                "operation_id": "op_01JD7ZQ6R4X0P8V6N1K2M3B4D0",
+                "max_chars": 500,
+            }
             if cursor:
                 args["cursor"] = cursor
             page = (await client.call_tool("get_result", args)).structured_content or {}
@@ -82,7 +91,9 @@ async def test_a_large_result_comes_in_chunks_that_rebuild_it() -> None:
             cursor = page["next_cursor"]
             if page["complete"]:
                 break
-        forged = await client.call_tool("get_result", {"operation_id": "op_d0", "cursor": "9x"})
+        forged = await client.call_tool(
+            "get_result", {"operation_id": "op_01JD7ZQ6R4X0P8V6N1K2M3B4D0", "cursor": "9x"}
+        )
     assert json.loads("".join(chunks)) == gateway.result and len(chunks) > 2
     assert forged.is_error
 
@@ -101,15 +112,27 @@ async def test_list_operations_puts_in_flight_first_across_pages() -> None:
             cursor = page["next_cursor"]
             if cursor is None:
                 break
-    assert seen == ["op_f0", "op_f1", "op_f2", "op_d0", "op_d1", "op_d2", "op_d3"]
+    assert seen == [
+        "op_01JD7ZQ6R4X0P8V6N1K2M3B4F0",
+        "op_01JD7ZQ6R4X0P8V6N1K2M3B4F1",
+        "op_01JD7ZQ6R4X0P8V6N1K2M3B4F2",
+        "op_01JD7ZQ6R4X0P8V6N1K2M3B4D0",
+        "op_01JD7ZQ6R4X0P8V6N1K2M3B4D1",
+        "op_01JD7ZQ6R4X0P8V6N1K2M3B4D2",
+        "op_01JD7ZQ6R4X0P8V6N1K2M3B4D3",
+    ]
 
 
 async def test_an_old_gateway_409_is_completed_with_a_fresh_read_of_the_operation() -> None:
     gateway = FakeGateway()
     async with McpClient(server_for(gateway)) as client:
-        refused = await client.call_tool("cancel_operation", {"operation_id": "op_d0"})
+        refused = await client.call_tool(
+            "cancel_operation", {"operation_id": "op_01JD7ZQ6R4X0P8V6N1K2M3B4D0"}
+        )
     assert refused.is_error and refused.structured_content is not None
-    assert refused.structured_content["operation"]["operation_id"] == "op_d0"
+    assert (
+        refused.structured_content["operation"]["operation_id"] == "op_01JD7ZQ6R4X0P8V6N1K2M3B4D0"
+    )
     assert [r.method for r in gateway.requests] == ["POST", "GET"]
 
 
@@ -135,3 +158,28 @@ def test_next_action_names_the_mcp_tool_unless_the_gateway_did() -> None:
     assert with_tool(named)["next_action"]["tool"] == "mine"
     attention = op("op_1", done=True, next_action={"call": "GET /v1/attention"})
     assert with_tool(attention)["next_action"]["tool"] == "list_attention"
+
+
+async def test_what_the_api_would_refuse_is_refused_with_its_code_and_nothing_is_sent() -> None:
+    gateway = FakeGateway()
+    start = {"provider": "mock", "kind": "report", "idempotency_key": "k-1"}
+    async with McpClient(server_for(gateway)) as client:
+        # (NaN cannot pass the in-memory transport: test_mcp_http sends it over HTTP.)
+        nul = await client.call_tool("start_operation", {**start, "input": {"x": ["a\x00b"]}})
+        cafe = await client.call_tool(
+            "start_operation", {**start, "idempotency_key": "café", "input": {}}
+        )
+        paths = [
+            await client.call_tool(tool, {"operation_id": forged})
+            for tool in ("get_operation", "wait_for_operation", "get_result", "cancel_operation")
+            for forged in ("op_01JD7ZQ6R4X0P8V6N1K2M3B4D0/events", "../attention", "op_nope")
+        ]
+    assert nul.is_error and nul.structured_content is not None
+    assert nul.structured_content["error"]["code"] == "invalid_value"
+    assert nul.structured_content["error"]["details"] == {"reason": "nul", "pointer": "/input/x/0"}
+    assert cafe.is_error and cafe.structured_content is not None
+    assert cafe.structured_content["error"]["code"] == "idempotency_key_invalid"
+    for refused in paths:
+        assert refused.is_error and refused.structured_content is not None
+        assert refused.structured_content["error"]["code"] == "operation_not_found"
+    assert gateway.requests == []  # none of it reached the REST API

@@ -7,7 +7,7 @@ import ipaddress
 import pytest
 
 from app.core.errors import DomainError, as_api_error
-from app.core.ssrf import CallbackForbidden, check_callback_url, check_url, forbidden_reason
+from app.core.ssrf import CallbackForbidden, check_callback_url, check_url, forbidden_reason, pin
 
 
 def resolver_for(*addresses: str):  # type: ignore[no-untyped-def]
@@ -33,6 +33,8 @@ async def failing_resolver(host: str, port: int) -> list[str]:
         ("fd00::1", "private"),
         ("169.254.169.254", "link-local"),
         ("fe80::1", "link-local"),
+        ("fec0::1", "site-local"),
+        ("feff::1", "site-local"),
         ("0.0.0.0", "unspecified"),
         ("::ffff:127.0.0.1", "loopback"),
         ("::ffff:10.0.0.1", "private"),
@@ -122,3 +124,25 @@ async def test_ipv4_compatible_forms_of_non_global_ipv4_are_refused() -> None:
         await check_url("http://[::127.0.0.1]/", resolver=failing_resolver)
     assert forbidden_reason(ipaddress.ip_address("::a9fe:a9fe")) == "link-local"
     assert forbidden_reason(ipaddress.ip_address("::10.1.2.3")) == "private"
+
+
+async def test_a_pinned_url_names_the_checked_address_and_keeps_the_name() -> None:
+    found = await pin(
+        "https://u:p@hooks.example:8443/x?t=1", resolver=resolver_for("93.184.216.34")
+    )
+    assert found.url == "https://u:p@93.184.216.34:8443/x?t=1"
+    assert found.host == "hooks.example:8443"
+    assert found.extensions == {"sni_hostname": "hooks.example"}  # TLS checks the name
+
+
+async def test_pinning_ipv6_idna_and_literals() -> None:
+    v6 = await pin("http://hooks.example/x", resolver=resolver_for("2606:4700:4700::1111"))
+    assert v6.url == "http://[2606:4700:4700::1111]/x" and v6.host == "hooks.example"
+    assert v6.extensions == {}  # plain http: no TLS name
+    idn = await pin("https://bücher.example/x", resolver=resolver_for("93.184.216.34"))
+    assert idn.host == "xn--bcher-kva.example"
+    assert idn.extensions == {"sni_hostname": "xn--bcher-kva.example"}
+    literal = await pin("https://[2606:4700:4700::1111]:444/x", resolver=failing_resolver)
+    assert literal.host == "[2606:4700:4700::1111]:444" and literal.extensions == {}
+    with pytest.raises(CallbackForbidden, match="site-local"):
+        await pin("http://[fec0::1]/x", resolver=failing_resolver)

@@ -109,7 +109,7 @@ async def test_a_configured_secret_wins_and_nothing_is_fetched(
     assert provider.calls == 0
 
 
-async def test_a_failed_fetch_says_why_and_is_tried_again_next_time(
+async def test_a_failed_fetch_says_why_and_is_tried_again_a_minute_later(
     ctx: Ctx, provider: Provider
 ) -> None:
     provider.status = 503
@@ -117,5 +117,24 @@ async def test_a_failed_fetch_says_why_and_is_tried_again_next_time(
     found = await secrets.get(ctx, profile(), trace_id="t")
     assert found.secret is None and found.why is not None and "fetching it" in found.why
     provider.status = 200
+    replicate = profile()
+    for _ in range(30):  # anonymous events meanwhile: answered from memory, no call
+        again = await secrets.get(ctx, replicate, trace_id="t")
+        assert again.secret is None and again.why == found.why
+    assert provider.calls == 1
+    ctx.clock.advance(REFETCH_MIN_SECONDS)
     found = await secrets.get(ctx, profile(), trace_id="t")
     assert found.secret is not None and provider.calls == 2
+
+
+async def test_a_failed_refetch_is_not_retried_by_the_next_forgery(
+    ctx: Ctx, provider: Provider
+) -> None:
+    secrets, replicate = WebhookSecrets(), profile()
+    found = await secrets.get(ctx, replicate, trace_id="t")
+    assert found.secret is not None
+    ctx.clock.advance(REFETCH_MIN_SECONDS)
+    provider.status = 503
+    for _ in range(30):  # forged signatures, each asking for a fresh secret
+        assert await secrets.refetch(ctx, replicate, found.secret, trace_id="t") is None
+    assert provider.calls == 2

@@ -19,7 +19,7 @@ from app.provider_fakes.faults import Fault
 from app.provider_fakes.replicate_predictions import model as m
 from app.provider_fakes.settings import FakeSettings
 
-OPS = ("create", "get", "cancel", "list")
+OPS = ("create", "get", "cancel", "list", "webhook_secret")
 MAX_WAIT = 60
 _TITLES = {
     400: "Bad request",
@@ -219,8 +219,11 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
         return await fake.guarded("list", effect)
 
     @v1.get("/webhooks/default/secret")
-    async def webhook_secret() -> dict[str, str]:
-        return {"key": fake.outbox.secret}
+    async def webhook_secret() -> Response:
+        fake.stats.op_call("webhook_secret")
+        return await fake.guarded(
+            "webhook_secret", lambda: JSONResponse({"key": fake.outbox.secret})
+        )
 
     app.include_router(v1)
     return app

@@ -163,3 +163,46 @@ async def test_forged_and_replayed_webhooks_are_refused_and_write_nothing(
     rows = await history(gateway, op_id)
     for shown in (r.json(), rows, caplog.text):
         assert secret not in str(shown) and secret.removeprefix("whsec_") not in str(shown)
+
+
+async def secret_calls(fake: httpx2.AsyncClient) -> int:
+    return int((await fake.get("/_fake/stats")).json()["calls"].get("webhook_secret", 0))
+
+
+async def test_an_anonymous_flood_makes_at_most_one_credentialed_call_a_minute(
+    gateway: Gateway, fake: httpx2.AsyncClient
+) -> None:
+    """Anyone can post to the webhook route; each fetch of the secret is a call with the
+    operator's credential. While the provider fails it, and while forgeries ask for a
+    fresh one, a flood of events makes one call a minute, counted at the provider."""
+    anonymous = {
+        "webhook-id": "msg_flood",
+        "webhook-timestamp": "1",
+        "webhook-signature": "v1,Zm9yZ2Vk",
+    }
+    path = f"/v1/webhooks/{NAME}"
+    await fault_secret(fake)
+    for _ in range(30):
+        r = await gateway.http.post(path, content=b'{"id": "x"}', headers=anonymous)
+        assert r.status_code == 503 and r.json()["error"]["code"] == "webhook_secret_unset"
+    assert await secret_calls(fake) == 1
+
+    assert (await fake.delete("/_fake/faults")).status_code == 200
+    gateway.clock.advance(61)
+    for _ in range(30):  # the secret is fetched once; forgeries do not refetch it now
+        r = await gateway.http.post(path, content=b'{"id": "x"}', headers=anonymous)
+        assert r.status_code == 401, r.text
+    assert await secret_calls(fake) == 2
+    gateway.clock.advance(61)
+    await fault_secret(fake)
+    for _ in range(30):  # a minute on, one refetch (failing), then none
+        r = await gateway.http.post(path, content=b'{"id": "x"}', headers=anonymous)
+        assert r.status_code == 401, r.text
+    assert await secret_calls(fake) == 3
+
+
+async def fault_secret(fake: httpx2.AsyncClient) -> None:
+    r = await fake.post(
+        "/_fake/faults", json={"op": "webhook_secret", "kind": "error_before", "times": 100}
+    )
+    assert r.status_code == 200, r.text
