@@ -58,7 +58,7 @@ async def gated(
     app = create_app(settings, clock=clock, run_observer=False, transport=gate)
     async with app.router.lifespan_context(app):
         transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url="http://gateway") as http:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
             yield Gateway(http=http, app=app, clock=clock, mock=mock_client), gate
             gate.open.set()  # never leave a create held when the gateway shuts down
 

@@ -83,7 +83,7 @@ async def named_gateway(
     app = create_app(settings, clock=clock, run_observer=False, resolver=names)
     async with app.router.lifespan_context(app):
         transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url="http://gateway") as http:
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
             yield Gateway(http=http, app=app, clock=clock, mock=mock_client)
 
 
