@@ -90,7 +90,10 @@ async def test_refused_until_the_create_deadline_fails_with_nothing_started(
     rows = await history(gateway, made["operation_id"])
     last = [r for r in rows if r["kind"] == "transition"][-1]
     assert (last["from_state"], last["data"]["evidence"]) == ("create_pending", "nothing_created")
-    assert len(proofs(rows)) + 1 == calls  # each create proven; the last one ended it
+    # Each refused create is recorded: as a proof that lets the create go again, or as the
+    # ending itself when the refusal came past the deadline. When the deadline passes while
+    # the operation waits out its backoff, the last refusal was a proof too.
+    assert len(proofs(rows)) in (calls - 1, calls), (len(proofs(rows)), calls)
 
 
 async def test_a_plain_500_is_still_never_sent_again(
