@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.util
 import logging
 import signal
 import sys
@@ -13,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from app.core.config import Settings
-from app.provider_fakes import DEFAULT_PORT, FAKES
 
 
 def _checked_settings(**overrides: object) -> Settings:
@@ -102,15 +102,32 @@ def _observe(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fakes_installed() -> bool:
+    """The mock provider and the fakes ship beside the gateway (package `jobgate_fakes`),
+    but not in the gateway's Docker image: there their commands say so in one line."""
+    if importlib.util.find_spec("jobgate_fakes") is None:
+        print("the mock provider and the fakes are not installed here (package jobgate_fakes)")
+        return False
+    return True
+
+
 def _mock(args: argparse.Namespace) -> int:
-    from app.mock_provider.app import run
+    if not _fakes_installed():
+        return 2
+    from jobgate_fakes.mock.app import run
 
     run(args.host, args.port, access_log=not args.no_access_log)
     return 0
 
 
 def _fake(args: argparse.Namespace) -> int:
-    from app.provider_fakes import run
+    if not _fakes_installed():
+        return 2
+    from jobgate_fakes.providers import FAKES, run
+
+    if args.name not in FAKES:
+        print(f"no fake called {args.name!r}; the fakes: {', '.join(sorted(FAKES))}")
+        return 2
 
     run(args.name, args.host, args.port)
     return 0
@@ -120,7 +137,7 @@ def _profiles_check(args: argparse.Namespace) -> int:
     """Validate a profile and print the requests it would send; exit 2 when it is invalid."""
     import os
 
-    from app.providers.check import run
+    from app.providers.check_command import run
 
     code, text = run(Path(args.file), os.environ, args.input)
     print(text, file=sys.stdout if code == 0 else sys.stderr)  # noqa: T201
@@ -272,9 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
     mock.set_defaults(func=_mock)
 
     fake = sub.add_parser("fake-provider", help="a local fake of a real provider API")
-    fake.add_argument("name", choices=sorted(FAKES))
+    fake.add_argument("name", help="the fake's name (docs/provider-fakes.md lists them)")
     fake.add_argument("--host", default="127.0.0.1")
-    fake.add_argument("--port", type=int, default=DEFAULT_PORT)
+    fake.add_argument("--port", type=int, default=8090)
     fake.set_defaults(func=_fake)
 
     profiles = sub.add_parser("profiles", help="provider profiles: check one, print the schema")

@@ -18,7 +18,6 @@ from app.callbacks.delivery import CallbackDelivery
 from app.core import errors, tracing
 from app.core.clock import Clock, SystemClock
 from app.core.config import Settings
-from app.core.context import AppContext
 from app.core.db import Database
 from app.core.dev_guard import DevModeGuard
 from app.core.disconnect import CancelOnDisconnect
@@ -30,10 +29,11 @@ from app.health import metrics_route
 from app.health import routes as health_routes
 from app.mcp import http as mcp_http
 from app.observer.worker import Observer
-from app.operations import control_routes, openapi_targets, result_routes, wait_routes
-from app.operations import endpoints as operations_endpoints
-from app.operations.holds import HoldLimits
-from app.operations.waiting import WaitHub
+from app.operations.api import control_routes, openapi_targets, result_routes, wait_routes
+from app.operations.api import endpoints as operations_endpoints
+from app.operations.api.holds import HoldLimits
+from app.operations.context import AppContext
+from app.operations.services.waiting import WaitHub
 from app.providers.client import ProviderClient
 from app.providers.outbound import outbound_client
 from app.providers.profile import load_profiles

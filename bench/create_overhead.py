@@ -7,7 +7,8 @@ concurrency; prints the median of several rounds and the ratio.
         [--database-url sqlite:///...|postgresql://...] [--client httpx2|httpx]
 
 The bench's client is httpx2 (the gateway's own library for its provider calls) unless
-`--client httpx`, the library of issue 11's first figures: httpx's per-request cost grows
+`--client httpx`, the library of docs/history/benchmarks.md's first figures: httpx's
+per-request cost grows
 with its pooled connections, which slows the direct path more than the gateway's.
 """
 

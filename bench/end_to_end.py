@@ -19,7 +19,8 @@ C jobs first.
 
 Every HTTP client on the bench's side (the ceiling's and DBOS's provider calls, jobgate's
 agents) is httpx2, the library the gateway makes its provider calls with; `--client
-httpx` puts them on httpx, as issue 11's first table was measured (the gateway stays on
+httpx` puts them on httpx, as docs/history/benchmarks.md's first table was measured
+(the gateway stays on
 httpx2; httpx's pool costs grow with its pooled connections, see pyproject.toml).
 
 Contenders (table rows; columns are the database each one writes to):

@@ -40,12 +40,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.core import event_loop, txn
 from app.core.clock import SystemClock
 from app.core.config import Settings
-from app.core.context import AppContext
 from app.core.db import sync_url
 from app.core.migrate import upgrade
 from app.main import build_context
 from app.observer.worker import Observer
 from app.operations import repository as repo
+from app.operations.context import AppContext
 from app.operations.repository.tables import HIST, OPS
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"

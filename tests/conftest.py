@@ -24,8 +24,8 @@ from sqlalchemy.engine import make_url
 
 from app.core.clock import FakeClock
 from app.core.config import Settings
-from app.core.context import AppContext
 from app.core.migrate import upgrade
+from app.operations.context import AppContext
 from tests.support.servers import serve_app
 from tests.support.timing import TEST_TIMEOUT_S, budget
 
@@ -152,8 +152,8 @@ def mock_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     Tests never share a token (each operation gets a fresh one), so they read the
     mock's counters filtered by their own token.
     """
-    from app.mock_provider.app import create_app as create_mock
-    from app.mock_provider.settings import MockSettings
+    from jobgate_fakes.mock.app import create_app as create_mock
+    from jobgate_fakes.mock.settings import MockSettings
 
     state = tmp_path_factory.mktemp("mock") / "mock.db"
     with serve_app(create_mock(MockSettings(state_path=str(state)))) as url:

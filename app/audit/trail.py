@@ -141,7 +141,7 @@ _PG_APPEND = text(
 # committed. Queued on the head row alone, every waiter re-read the head's newer
 # version when it got the lock (EvalPlanQual) and the lock manager woke each one twice:
 # with 16 writers at once, a 2-entry append cost the server about 600 us against about
-# 440 us queued here (issue 11). FOR UPDATE stays, so a process without this queue (an
+# 440 us queued here (docs/performance.md). FOR UPDATE stays, so a process without this queue (an
 # older release during an upgrade) still takes its turn on the row.
 AUDIT_LOCK_KEY = 0x6A6F6267617465  # "jobgate"
 _PG_QUEUE = select(func.pg_advisory_xact_lock(AUDIT_LOCK_KEY))

@@ -24,9 +24,9 @@ from app import audit
 from app.callbacks import outbox
 from app.callbacks.outbox import Claimed
 from app.core import telemetry
-from app.core.context import AppContext
 from app.core.ssrf import CallbackForbidden, Pinned, pin
 from app.operations import repository as ops_repo
+from app.operations.context import AppContext
 
 log = logging.getLogger(__name__)
 

@@ -16,10 +16,10 @@ from app.callbacks.models import CallbackAttempt, CallbackOutbox
 from app.core import queue
 from app.core.sql import insert_if_absent
 from app.core.txn import Txn
-from app.operations import events
-from app.operations.models import Operation
-from app.operations.presenter import to_body
-from app.operations.states import State
+from app.operations.contract.presenter import to_body
+from app.operations.domain import events
+from app.operations.domain.models import Operation
+from app.operations.domain.states import State
 
 OUTBOX = CallbackOutbox.__table__  # type: ignore[attr-defined]
 ATTEMPTS = CallbackAttempt.__table__  # type: ignore[attr-defined]

@@ -2,7 +2,7 @@
 use only when they sat idle.
 
 A ping on every checkout (SQLAlchemy's `pool_pre_ping`) cost a round trip and about
-0.4 ms of the gateway's CPU per transaction (issue 11). A connection handed back a
+0.4 ms of the gateway's CPU per transaction (docs/performance.md). A connection handed back a
 moment ago is as alive as the statement it just ran proved, so the ping is only for
 one that waited in the pool at least `ping_after` seconds (a restart or an idle
 timeout on the server's side closes those). One that fails its ping is closed with

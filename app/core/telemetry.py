@@ -55,7 +55,7 @@ POLL_LATENESS = Histogram(
 HELD_POLLS = Counter(
     "jobgate_held_polls",
     "Steps of an operation the observer held under its lease between two close polls "
-    "(no claim; app/core/hold.py).",
+    "(no claim; app/operations/hold.py).",
 )
 LEASE_TAKEOVERS = Counter(
     "jobgate_lease_takeovers",

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.core import json_guard
 from app.mcp import replies
-from app.operations import ids
+from app.operations.contract import ids
 from jobgate_client import (
     ApiError,
     AsyncClient,

@@ -5,9 +5,9 @@ of it; the unit tests drive it with a fake clock. `run()` is a pipeline instead:
 it keeps up to `slots` operations in progress and a small buffer of claimed ones
 behind them, and claims again as soon as the buffer runs low, so work that falls
 due while a batch is in progress waits for a free slot, never for the whole batch
-(issue 11: polls due 10 ms apart were 0.9-1.6 s apart behind batch ticks).
+(docs/performance.md: polls due 10 ms apart were 0.9-1.6 s apart behind batch ticks).
 
-While `run()` runs, the observer is also the process's `Holder` (app/core/hold.py): a
+While `run()` runs, the observer is also the process's `Holder` (app/operations/hold.py): a
 step whose next poll is due within `observer_hold_seconds` keeps its lease and comes
 back here, on a timer, instead of to the queue. A held operation is stepped again
 without a claim, after a few-column check that nobody else wrote its row meanwhile
@@ -28,10 +28,10 @@ from datetime import datetime
 from typing import Any
 
 from app.core import telemetry
-from app.core.context import AppContext
 from app.operations import repository as repo
+from app.operations.context import AppContext
+from app.operations.domain.models import Operation
 from app.operations.driver.runner import process
-from app.operations.models import Operation
 from app.operations.repository import Fence
 
 log = logging.getLogger(__name__)
@@ -43,9 +43,9 @@ SQLITE_CONCURRENCY = 4
 # Claimed operations held per slot (in progress plus buffered). 2 claims again when
 # half are left: one claim transaction per `slots` steps, never one per step, and a
 # process holds leases on at most 2 x slots due operations that others could take.
-HELD_PER_SLOT = 2
+CLAIMED_PER_SLOT = 2
 MIN_SLEEP_SECONDS = 0.01  # never spin between claims
-HOLD_PER_SLOT = 8  # polls held between steps (app/core/hold.py), per slot
+WAITING_POLLS_PER_SLOT = 8  # polls held between steps (app/operations/hold.py), per slot
 
 
 class Observer:
@@ -106,7 +106,7 @@ class Observer:
             return
         await self._process(op, fence)
 
-    # The Holder protocol (app/core/hold.py).
+    # The Holder protocol (app/operations/hold.py).
     def accepts(self, delay: float) -> bool:
         return len(self._held) < self._hold_limit and not self._stopping.is_set()
 
@@ -149,7 +149,7 @@ class Observer:
     async def run(self) -> None:
         """Process due work until `stop()`; in-flight work finishes first, and the leases
         of claimed or held operations not started yet are handed back."""
-        held_claims = self.slots * HELD_PER_SLOT
+        held_claims = self.slots * CLAIMED_PER_SLOT
         buffer: deque[Operation] = deque()
         running: set[asyncio.Task[None]] = set()
 
@@ -179,7 +179,7 @@ class Observer:
                 launch(self._process(buffer.popleft()))
 
         holding = self.ctx.settings.observer_hold_seconds > 0
-        self._hold_limit = self.slots * HOLD_PER_SLOT if holding else 0
+        self._hold_limit = self.slots * WAITING_POLLS_PER_SLOT if holding else 0
         self.ctx.holder = self if self._hold_limit else None
         self.ctx.notifier.on_due = self.released  # another process released one
         self._claim_at = self._loop_time()

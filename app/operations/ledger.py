@@ -14,11 +14,17 @@ from typing import Any
 from app.core import telemetry
 from app.core.after_commit import on_commit
 from app.core.txn import Txn
-from app.operations import events
 from app.operations import repository as repo
-from app.operations.models import Operation
+from app.operations.domain import events
+from app.operations.domain.models import Operation
+from app.operations.domain.states import (
+    Evidence,
+    State,
+    TransitionRefused,
+    check_transition,
+    is_done,
+)
 from app.operations.repository import Fence
-from app.operations.states import Evidence, State, TransitionRefused, check_transition, is_done
 
 
 async def transition(

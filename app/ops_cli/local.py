@@ -10,7 +10,7 @@ OS user, `cli:<user>`, so history says who acted and that it came from the CLI.
 Synchronous on the outside: one event loop (`asyncio.Runner`) lives as long as the
 command, so the engine's connections are made once. The one provider call made here is
 the status read of the job an `accept_job` names, which `attention.resolve` checks
-before accepting it (app/operations/accept_check.py), with the credentials and profiles
+before accepting it (app/operations/services/accept_check.py), with the credentials and profiles
 of this process's environment; the lease owner (an observer) sends a cancel, as it
 does for a cancel made over REST.
 """
@@ -34,20 +34,20 @@ from app.auth.models import Role
 from app.core import errors
 from app.core.clock import Clock, SystemClock
 from app.core.config import Settings
-from app.core.context import AppContext
 from app.core.schema_state import check_sync
 from app.main import build_context
-from app.operations import attention, cancellation, queries
-from app.operations.models import Operation
-from app.operations.presenter import history_json, to_body
-from app.operations.schemas import (
+from app.operations.context import AppContext
+from app.operations.contract.presenter import history_json, to_body
+from app.operations.contract.schemas import (
     AttentionItem,
     AttentionList,
     CancelRequest,
     OperationList,
     ResolveRequest,
 )
-from app.operations.states import is_done
+from app.operations.domain.models import Operation
+from app.operations.domain.states import is_done
+from app.operations.services import attention, cancellation, queries
 from app.ops_cli.backend import BackendUnavailable
 from app.providers.outbound import outbound_client
 from jobgate_client import types as api

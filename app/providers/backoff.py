@@ -1,6 +1,6 @@
 """How long to wait before the next status poll: pure, seeded, testable.
 
-Order of precedence (SPEC section 5): the provider's ``Retry-After`` wins, then
+Order of precedence (docs/agent-api.md, "Retry rules"): the provider's ``Retry-After`` wins, then
 its own poll hint, then our capped exponential backoff. Provider-given delays
 are only clamped to the profile's ``[min_seconds, max_seconds]`` and never
 jittered, so we never come back earlier than a provider asked. The computed

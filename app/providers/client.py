@@ -19,13 +19,13 @@ import httpx2
 
 from app.providers import extract, pointers, prepare
 from app.providers import lookup as lk
+from app.providers.collect_documents import collect
 from app.providers.http_util import classify as classify  # re-exported: tests import it here
 from app.providers.http_util import parse_retry_after as parse_retry_after  # likewise
 from app.providers.http_util import present, scrub, secret_variants
 from app.providers.pointers import MISSING
 from app.providers.prepare import BuildError, Values
 from app.providers.profile import Endpoint, Profile
-from app.providers.results import collect
 from app.providers.secrets import Secret
 from app.providers.spec_requests import CreateEndpoint, PrepareStep
 from app.providers.types import CallResult, Exchange, LookupResult, NoJobProof, Outcome
@@ -127,7 +127,8 @@ class ProviderClient(Wire):
         worker: str | None = None,
         cancel_url: str | None = None,
     ) -> CallResult:
-        """Ask the provider to cancel; a 2xx is "accepted", not "cancelled" (SPEC 1.3)."""
+        """Ask the provider to cancel; a 2xx is "accepted", not "cancelled"
+        (docs/agent-api.md, "The calls")."""
         ep = profile.cancel
         if ep is None:
             return self.refused("cancel", f"profile {profile.name} cannot cancel")

@@ -1,6 +1,7 @@
 """Pure helpers for provider HTTP exchanges, kept free of client state.
 
-Classifying an answer and reading Retry-After (SPEC section 3), quoting job-id paths,
+Classifying an answer and reading Retry-After (docs/agent-api.md, "Retry rules"), quoting
+job-id paths,
 scrubbing echoed secrets out of what is recorded, coercing JSON values read through
 pointers, and reading a body under a size cap.
 """
@@ -23,7 +24,8 @@ from app.providers.types import Exchange, Outcome
 
 
 def classify(answer: httpx2.Response | BaseException) -> Outcome:
-    """Classify a response or a transport exception (SPEC section 3 needs this split).
+    """Classify a response or a transport exception (docs/agent-api.md, "Retry rules",
+    needs this split).
 
     2xx OK; 404 NOT_FOUND; 409 CONFLICT; 429 RATE_LIMITED; 408, 5xx (and 1xx/3xx,
     which we never expect) AMBIGUOUS; other 4xx REJECTED. Any exception is

@@ -4,7 +4,8 @@ A profile describes a provider's HTTP contract (requests, what its answers mean,
 result documents, timing, webhooks) so that adding a provider is a YAML file, not
 code. Its parts live beside it: requests (spec_requests), state rules (spec_states),
 results (spec_results), counts, policies and webhooks. Credentials are references
-resolved at call time and never stored on the profile (SPEC 1.10). The reference is
+resolved at call time and never stored on the profile (docs/security.md, "Secrets").
+The reference is
 docs/profiles.md.
 """
 
@@ -19,7 +20,7 @@ import yaml
 from pydantic import AfterValidator, Field, PrivateAttr, ValidationError, model_validator
 
 from app.providers import adapter as adapters
-from app.providers import checks
+from app.providers import placeholder_checks
 from app.providers.counts import CountsSpec
 from app.providers.lookup import LookupEndpoint as LookupEndpoint  # re-exported
 from app.providers.lookup import ManualSearch
@@ -203,9 +204,9 @@ class Profile(SpecModel):
             raise ValueError("lookup by token needs a token sent on create (idempotency)")
         if by == "client_reference" and self.client_reference.location == "none":
             raise ValueError("lookup by client_reference needs client_reference on create")
-        problems = checks.problems(self)
+        problems = placeholder_checks.problems(self)
         if problems:
-            raise checks.FieldProblems(problems)
+            raise placeholder_checks.FieldProblems(problems)
         return self
 
     @property
@@ -306,7 +307,7 @@ def _format_errors(source: str, exc: ValidationError) -> list[str]:
     for err in exc.errors():
         loc = [str(p) for p in err["loc"]]
         cause = (err.get("ctx") or {}).get("error")
-        found = cause.problems if isinstance(cause, checks.FieldProblems) else None
+        found = cause.problems if isinstance(cause, placeholder_checks.FieldProblems) else None
         for where, msg in found or [("", err["msg"].removeprefix("Value error, "))]:
             path = ".".join([*loc, where] if where else loc) or "(top level)"
             parts.append(f"{source}: {path}: {msg[:1].lower()}{msg[1:]}")

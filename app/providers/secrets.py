@@ -1,7 +1,7 @@
 """Secrets and credentials: references in the profile, values only at call time.
 
 A profile never holds a secret, only a ``SecretRef`` (an environment variable or
-a file) that is read when a call is made (SPEC 1.10). The value read is wrapped in
+a file) that is read when a call is made (docs/security.md, "Secrets"). The value read is wrapped in
 a ``Secret`` so that it never shows itself in a repr, a log or an exception.
 """
 

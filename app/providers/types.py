@@ -25,7 +25,7 @@ class Outcome(StrEnum):
 
 
 class SingleCreate(StrEnum):
-    """How a provider's single remote job per operation is ensured (SPEC 4, `guarantees`)."""
+    """How a provider's single remote job per operation is ensured (docs/single-create.md)."""
 
     TOKEN = "token"  # the provider honours the idempotency token: a replay is safe
     LOOKUP = "lookup"  # no token; the job is found again by the stored client reference

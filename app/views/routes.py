@@ -19,15 +19,16 @@ from pydantic import ValidationError
 
 from app.auth import deps
 from app.core import json_guard
-from app.core.context import AppContext
 from app.core.errors import ApiError, DomainError, as_api_error
-from app.operations import attention, cancellation, endpoints, queries
-from app.operations.endpoints import context_of
-from app.operations.models import Operation
-from app.operations.presenter import to_body
-from app.operations.queries import get as load
-from app.operations.schemas import OperatorDecision, ResolveRequest
-from app.operations.states import NEEDS_ATTENTION, is_done
+from app.operations.api import endpoints
+from app.operations.api.endpoints import context_of
+from app.operations.context import AppContext
+from app.operations.contract.presenter import to_body
+from app.operations.contract.schemas import OperatorDecision, ResolveRequest
+from app.operations.domain.models import Operation
+from app.operations.domain.states import NEEDS_ATTENTION, is_done
+from app.operations.services import attention, cancellation, queries
+from app.operations.services.queries import get as load
 from app.views.render import STATIC_DIR, check_same_origin, error_page, page, read_form
 
 router = APIRouter(prefix="/operations", include_in_schema=False)

@@ -25,12 +25,13 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from app.core import json_guard
-from app.core.context import AppContext
 from app.core.errors import ApiError
-from app.core.hold import wake_on_commit
-from app.operations import error_docs, ledger
+from app.operations import ledger
 from app.operations import repository as ops_repo
-from app.operations.service import new_trace_id
+from app.operations.api import error_docs
+from app.operations.context import AppContext
+from app.operations.hold import wake_on_commit
+from app.operations.services.intake import new_trace_id
 from app.providers import pointers
 from app.providers.http_util import scrub, secret_variants
 from app.providers.profile import Profile

@@ -23,7 +23,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.core.context import AppContext
+from app.operations.context import AppContext
 from app.providers.profile import Profile
 from app.providers.secrets import Secret
 

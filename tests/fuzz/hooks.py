@@ -24,7 +24,7 @@ from typing import Any
 import schemathesis
 
 from app.core.errors import ApiError
-from app.operations.cursors import decode_list_cursor
+from app.operations.contract.cursors import decode_list_cursor
 
 CREATE = "POST /v1/operations"
 LIST = "GET /v1/operations"

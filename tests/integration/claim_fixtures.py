@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from app.core.db import Database
-from app.operations.models import Operation
-from app.operations.service import fingerprint, new_operation_id, new_provider_token
+from app.operations.domain.models import Operation
+from app.operations.services.intake import fingerprint, new_operation_id, new_provider_token
 
 
 async def seed_due(db: Database, n: int, *, state: str = "observing") -> datetime:

@@ -24,8 +24,8 @@ from sqlalchemy import create_engine, text
 from app.auth import service as keys
 from app.core.clock import FakeClock
 from app.core.db import sync_url
-from app.mock_provider.webhooks import signed_headers, webhook_body
 from app.operations import repository as repo
+from jobgate_fakes.mock.webhooks import signed_headers, webhook_body
 from tests.conftest import Gateway, make_settings
 from tests.support.timing import budget
 

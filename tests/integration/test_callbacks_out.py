@@ -25,10 +25,10 @@ from starlette.routing import Route
 
 from app.callbacks import outbox
 from app.callbacks.delivery import CallbackDelivery, retry_delay
-from app.mock_provider.webhooks import signed_headers, webhook_body
 from app.operations import repository as repo
-from app.operations.models import Operation
-from app.operations.states import State
+from app.operations.domain.models import Operation
+from app.operations.domain.states import State
+from jobgate_fakes.mock.webhooks import signed_headers, webhook_body
 from tests.conftest import Gateway
 from tests.support.servers import serve_app
 

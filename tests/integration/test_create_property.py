@@ -2,7 +2,7 @@
 nothing, or 202 and the operation ends in a recorded state. Never a 5xx, never a
 half-written row, never an operation stuck "processing" by the gateway's own fault.
 
-Values include what issue 8 found breaking things: lone surrogates, NUL, integers
+Values include what once broke things: lone surrogates, NUL, integers
 beyond I-JSON, NaN and infinities, and nesting far deeper than the limit.
 """
 
@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.operations import repository as repo
-from app.operations.states import State, is_done
+from app.operations.domain.states import State, is_done
 from tests.conftest import Gateway
 
 HOSTILE_CHARS = ["\x00", "\udfff", "\ud800", "\ufffd", "~", "/"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from app.operations.schemas import GATEWAY_OPTIONS
+from app.operations.contract.schemas import GATEWAY_OPTIONS
 from tests.conftest import Gateway
 
 

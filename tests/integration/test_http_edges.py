@@ -1,4 +1,4 @@
-"""HTTP edges from issue 8: a chunked body over the limit, and the methods a path allows."""
+"""HTTP edges: a chunked body over the limit, and the methods a path allows."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 from sqlalchemy import func, select
 
-from app.operations.models import Operation
+from app.operations.domain.models import Operation
 from tests.conftest import Gateway
 
 

@@ -1,6 +1,6 @@
 """Every bad value in a body gets a 4xx with its JSON pointer, and nothing is written.
 
-Regression tests for issue 8's probe: a lone surrogate in a label (committed, then
+Regression tests for what the input fuzzing found: a lone surrogate in a label (committed, then
 500 for every list), numbers outside I-JSON, NaN/Infinity, deep nesting, NUL in a
 cancel reason or a resolve field.
 """
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from app.operations.models import HistoryEntry, Operation
+from app.operations.domain.models import HistoryEntry, Operation
 from tests.conftest import Gateway
 
 FAST = {"scenario": {"name": "fast"}}

@@ -12,9 +12,9 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.mock_provider.app import create_app
-from app.mock_provider.settings import MockSettings
-from app.mock_provider.store import MockStore
+from jobgate_fakes.mock.app import create_app
+from jobgate_fakes.mock.settings import MockSettings
+from jobgate_fakes.mock.store import MockStore
 from tests.support.servers import serve_app
 from tests.support.timing import QUICK_S, budget
 

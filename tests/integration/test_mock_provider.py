@@ -17,10 +17,10 @@ import rfc8785
 from fastapi import FastAPI, Request, Response
 from standardwebhooks.webhooks import Webhook
 
-from app.mock_provider.app import create_app
-from app.mock_provider.scenarios import canonical_sha256, decide_create, parse_scenario
-from app.mock_provider.settings import MockSettings
-from app.mock_provider.store import MockStore, NewJob
+from jobgate_fakes.mock.app import create_app
+from jobgate_fakes.mock.scenarios import canonical_sha256, decide_create, parse_scenario
+from jobgate_fakes.mock.settings import MockSettings
+from jobgate_fakes.mock.store import MockStore, NewJob
 from tests.support.servers import serve_app
 from tests.support.timing import budget
 

@@ -1,6 +1,6 @@
 """NUL, odd ids and hostile webhook fields are a 4xx on both databases, never a 500.
 
-PostgreSQL refuses NUL in text parameters: before issue 8 a `%00` in an operation
+PostgreSQL refuses NUL in text parameters: once a `%00` in an operation
 id, a `provider=` or `trace_id=` filter or a cancel reason reached the driver and
 answered 500. Signed webhooks with a lone-surrogate job id or a body nested 5,000
 deep did too.
@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from app.mock_provider.webhooks import signed_headers, webhook_body
-from app.operations.models import HistoryEntry, Operation
+from app.operations.domain.models import HistoryEntry, Operation
 from app.webhooks.models import WebhookEvent
+from jobgate_fakes.mock.webhooks import signed_headers, webhook_body
 from tests.conftest import Gateway
 
 SECRET = "whsec_" + base64.b64encode(b"jobgate-test-webhook-secret-0001").decode()

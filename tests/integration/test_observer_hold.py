@@ -1,4 +1,4 @@
-"""Polls due soon are held under the lease (app/core/hold.py), never at a guarantee's cost.
+"""Polls due soon are held under the lease (app/operations/hold.py), never at a guarantee's cost.
 
 Driven as tests/support/observer_loop.py says: a fake clock decides what is due, the
 observer's real `run()` loop does the work against the real mock, no sleep anywhere.
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from app.operations import repository as repo
-from app.operations.models import Operation
+from app.operations.domain.models import Operation
 from tests.support.observer_loop import (
     FIRST_POLL_S,
     eventually,

@@ -34,8 +34,8 @@ AGENT_SPAN = "00f067aa0ba902b7"
 @pytest.fixture(scope="module")
 def token_mock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A mock provider that answers only calls with `Authorization: Bearer TOKEN`."""
-    from app.mock_provider.app import create_app as create_mock
-    from app.mock_provider.settings import MockSettings
+    from jobgate_fakes.mock.app import create_app as create_mock
+    from jobgate_fakes.mock.settings import MockSettings
 
     state = tmp_path_factory.mktemp("otel_mock") / "mock.db"
     with serve_app(create_mock(MockSettings(state_path=str(state), provider_token=TOKEN))) as url:

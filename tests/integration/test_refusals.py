@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from app.operations import repository as repo
+from app.operations.domain.states import Evidence, State
 from app.operations.driver.decision import Decision
 from app.operations.driver.runner import apply
 from app.operations.repository import Fence
-from app.operations.states import Evidence, State
 from tests.conftest import Gateway
 
 

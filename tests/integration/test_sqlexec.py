@@ -19,10 +19,10 @@ from app.core.db import Database, async_url, is_sqlite
 from app.core.sqlexec import bind
 from app.core.txn import Txn
 from app.operations import repository as repo
-from app.operations.models import HistoryEntry, Operation
+from app.operations.domain.models import HistoryEntry, Operation
+from app.operations.domain.states import State
 from app.operations.repository.tables import HIST, OPS
 from app.operations.repository.writes import _FENCED
-from app.operations.states import State
 
 NOW = datetime(2026, 12, 2, 16, 30, 5, 123456, tzinfo=UTC)
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from app.operations import repository as repo
-from app.operations.schemas import CreateOperationRequest
-from app.operations.service import _new_operation, fingerprint
+from app.operations.contract.schemas import CreateOperationRequest
+from app.operations.services.intake import _new_operation, fingerprint
 from app.providers.profile import BUILTIN_DIR
 from app.providers.secrets import REDACTED
 from tests.conftest import Gateway

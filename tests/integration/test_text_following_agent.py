@@ -19,7 +19,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.mock_provider.scenarios import SCENARIOS
+from jobgate_fakes.mock.scenarios import SCENARIOS
 from tests.support.agent_stack import LONG_DEADLINES, agent_env, gateway
 
 BUDGET = 20  # calls the agent makes after the create before it reports "still running"

@@ -7,7 +7,7 @@ import json
 import math
 import time
 
-from app.operations.waiting import REREAD_SECONDS
+from app.operations.services.waiting import REREAD_SECONDS
 from tests.conftest import Gateway
 
 

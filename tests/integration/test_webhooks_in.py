@@ -16,12 +16,12 @@ import httpx2
 import pytest
 from sqlalchemy import func, select
 
-from app.mock_provider.webhooks import signed_headers, webhook_body
 from app.operations import repository as repo
 from app.providers.profile import WebhookSpec
 from app.providers.secrets import SecretRef
 from app.webhooks.models import WebhookEvent
 from app.webhooks.verify import SignatureError, verify
+from jobgate_fakes.mock.webhooks import signed_headers, webhook_body
 from tests.conftest import Gateway
 
 SECRET = "whsec_" + base64.b64encode(b"jobgate-test-webhook-secret-0001").decode()

@@ -8,8 +8,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.provider_fakes.anthropic_batches import create_app
-from app.provider_fakes.settings import FakeSettings
+from jobgate_fakes.providers.anthropic_batches import create_app
+from jobgate_fakes.providers.settings import FakeSettings
 from tests.provider_fakes.conftest import client, fault, stats
 
 KEY = "sk-ant-test"

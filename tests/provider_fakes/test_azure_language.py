@@ -7,8 +7,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.provider_fakes.azure_language import create_app
-from app.provider_fakes.settings import FakeSettings
+from jobgate_fakes.providers.azure_language import create_app
+from jobgate_fakes.providers.settings import FakeSettings
 from tests.provider_fakes.conftest import client, fault, stats
 
 KEY = "0123456789abcdef0123456789abcdef"

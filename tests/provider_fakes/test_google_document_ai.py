@@ -7,8 +7,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.provider_fakes.google_document_ai import create_app
-from app.provider_fakes.settings import FakeSettings
+from jobgate_fakes.providers.google_document_ai import create_app
+from jobgate_fakes.providers.settings import FakeSettings
 from tests.provider_fakes.conftest import client, fault, stats
 from tests.support.servers import serve_app
 

@@ -9,8 +9,8 @@ import httpx2
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-from app.provider_fakes.openai_batch import create_app
-from app.provider_fakes.settings import FakeSettings
+from jobgate_fakes.providers.openai_batch import create_app
+from jobgate_fakes.providers.settings import FakeSettings
 from tests.provider_fakes.conftest import SECRET, Receiver, client, fault, stats
 from tests.support.servers import serve_app
 

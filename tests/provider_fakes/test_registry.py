@@ -9,8 +9,8 @@ import httpx2
 import pytest
 
 from app.cli import build_parser
-from app.provider_fakes import FAKES, create_app
-from app.provider_fakes.settings import FakeSettings
+from jobgate_fakes.providers import FAKES, create_app
+from jobgate_fakes.providers.settings import FakeSettings
 from tests.provider_fakes.conftest import client
 from tests.support.processes import Process, free_port
 from tests.support.timing import PROCESS_WORK_S, budget
@@ -57,11 +57,16 @@ async def test_faults_are_used_up_in_order() -> None:
     assert codes == [429, 429, 502, 200]
 
 
-def test_cli_knows_every_fake() -> None:
+def test_cli_knows_every_fake(capsys: pytest.CaptureFixture[str]) -> None:
     args = build_parser().parse_args(["fake-provider", "google_translate", "--port", "9999"])
     assert (args.name, args.host, args.port) == ("google_translate", "127.0.0.1", 9999)
-    with pytest.raises(SystemExit):
-        build_parser().parse_args(["fake-provider", "nope"])
+    # The fakes are imported only when one is served (the gateway's image has none), so an
+    # unknown name is refused when the command runs: exit 2, naming every fake.
+    unknown = build_parser().parse_args(["fake-provider", "nope"])
+    assert unknown.func(unknown) == 2
+    said = capsys.readouterr().out
+    assert "no fake called 'nope'" in said
+    assert all(name in said for name in FAKES)
 
 
 def test_fake_provider_runs_as_a_process(tmp_path: Path) -> None:
@@ -85,3 +90,21 @@ def test_fake_provider_runs_as_a_process(tmp_path: Path) -> None:
         proc.kill()
     assert stats.status_code == 200
     assert listed.status_code == 200 and listed.json()["data"] == []
+
+
+def test_without_the_fakes_their_commands_say_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In the gateway's image (no jobgate_fakes) the commands exist and say why they can't run."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "jobgate_fakes" else real(name, *a),
+    )
+    for argv in (["mock-provider"], ["fake-provider", "openai_batch"]):
+        args = build_parser().parse_args(argv)
+        assert args.func(args) == 2
+        assert "not installed here (package jobgate_fakes)" in capsys.readouterr().out

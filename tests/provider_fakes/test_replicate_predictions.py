@@ -8,9 +8,9 @@ import httpx2
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-from app.provider_fakes.replicate_predictions import create_app
-from app.provider_fakes.replicate_predictions.model import VERSION
-from app.provider_fakes.settings import FakeSettings
+from jobgate_fakes.providers.replicate_predictions import create_app
+from jobgate_fakes.providers.replicate_predictions.model import VERSION
+from jobgate_fakes.providers.settings import FakeSettings
 from tests.provider_fakes.conftest import SECRET, Receiver, client, fault, stats
 from tests.support.servers import serve_app
 

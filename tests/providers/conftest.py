@@ -15,11 +15,11 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.provider_fakes import create_app
-from app.provider_fakes.settings import FakeSettings
 from app.providers.client import ProviderClient
 from app.providers.profile import Profile, load_profiles
 from app.providers.types import CallResult, RemoteClass
+from jobgate_fakes.providers import create_app
+from jobgate_fakes.providers.settings import FakeSettings
 from tests.support.servers import serve_app
 
 KEY = "fake-key-0123456789"

@@ -11,12 +11,12 @@ import httpx2
 import pytest
 from fastapi import FastAPI, Request, Response
 
-from app.provider_fakes.replicate_predictions.model import VERSION
 from app.providers import pointers
 from app.providers.client import ProviderClient
 from app.providers.profile import load_profiles
 from app.providers.types import Outcome, RemoteClass, SingleCreate
 from app.webhooks.verify import verify
+from jobgate_fakes.providers.replicate_predictions.model import VERSION
 from tests.providers.conftest import WEBHOOK_SECRET, Fake, fake_env
 from tests.support.servers import serve_app
 

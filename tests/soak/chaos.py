@@ -22,7 +22,7 @@ import httpx2
 from sqlalchemy import create_engine, text
 
 from app.core.db import sync_url
-from app.operations.states import Evidence, State, check_transition, is_done
+from app.operations.domain.states import Evidence, State, check_transition, is_done
 from tests.support.processes import Process, free_port, gateway_env, mock_process, wait_healthy
 from tests.support.single_create import PROFILES
 from tests.support.timing import PROCESS_START_S, budget

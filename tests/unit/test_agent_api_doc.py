@@ -7,15 +7,15 @@ import re
 from pathlib import Path
 from typing import get_args
 
-from app.operations import wording
-from app.operations.error_docs import CODES
-from app.operations.schemas import OperationBody
-from app.operations.states import State
+from app.operations.api.error_docs import CODES
+from app.operations.contract import wording
+from app.operations.contract.schemas import OperationBody
+from app.operations.domain.states import State
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "agent-api.md").read_text()
 # The gateway's own answers (the mock provider and the provider fakes speak for providers).
-NOT_GATEWAY = ("app/mock_provider/", "app/provider_fakes/")
+NOT_GATEWAY = ("jobgate_fakes/mock/", "jobgate_fakes/providers/")
 RAISED = re.compile(r"(?:ApiError|error_response)\(\s*\d{3},\s*\"([a-z_]+)\"")
 # Domain errors (core/errors.py) carry no status; the one mapping to HTTP gives it.
 DOMAIN = re.compile(r"(?:BadInput|NotFound|Conflict|Invalid)\(\s*\"([a-z_]+)\"")

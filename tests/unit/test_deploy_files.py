@@ -19,11 +19,12 @@ import yaml
 
 from app.cli import build_parser
 from app.core.config import Settings
-from app.mock_provider.settings import MockSettings
-from app.provider_fakes.settings import FakeSettings
+from jobgate_fakes.mock.settings import MockSettings
+from jobgate_fakes.providers.settings import FakeSettings
 
 ROOT = Path(__file__).resolve().parents[2]
-COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+COMPOSE_TEXT = (ROOT / "docker-compose.yml").read_text()
+COMPOSE = yaml.safe_load(COMPOSE_TEXT)
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 SERVICES: dict[str, Any] = COMPOSE["services"]
 
@@ -92,6 +93,18 @@ def test_the_image_runs_as_a_user_that_can_write_its_data_dir() -> None:
     for src in re.findall(r"^COPY\s+(.+?)\s+\S+$", DOCKERFILE, re.M):
         for path in src.split():
             assert (ROOT / path).exists(), path
+
+
+def test_the_gateway_image_holds_no_fakes() -> None:
+    """The default (last) stage copies no jobgate_fakes; the `mock` stage, which compose
+    builds for its mock provider, does."""
+    stages = re.split(r"^FROM ", DOCKERFILE, flags=re.M)[1:]
+    named = {stage.split()[2]: stage for stage in stages}
+    assert list(named)[-1] == "gateway"
+    gateway_chain = named["gateway"] + named["base"]
+    assert "jobgate_fakes" not in gateway_chain
+    assert "COPY jobgate_fakes" in named["mock"]
+    assert COMPOSE["services"]["mock-provider"]["build"] == {"context": ".", "target": "mock"}
 
 
 def _has_compose() -> bool:

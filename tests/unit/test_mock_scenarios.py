@@ -7,8 +7,8 @@ import hashlib
 import pytest
 import rfc8785
 
-from app.mock_provider import scenarios as sc
-from app.mock_provider.scenarios import Scenario
+from jobgate_fakes.mock import scenarios as sc
+from jobgate_fakes.mock.scenarios import Scenario
 
 
 def scenario(name: str, **params: object) -> Scenario:

@@ -13,7 +13,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.providers.check import run
+from app.providers.check_command import run
 from app.providers.http_util import never_left
 from app.providers.profile import Profile, ProfileError, load_profile, load_profiles
 from app.providers.types import Outcome

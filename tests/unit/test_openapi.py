@@ -7,12 +7,12 @@ from pathlib import Path
 
 from app.openapi_dump import document
 
-SPEC = Path(__file__).resolve().parents[2] / "openapi" / "openapi.json"
+OPENAPI_FILE = Path(__file__).resolve().parents[2] / "openapi" / "openapi.json"
 
 
 def test_checked_in_openapi_matches_the_app() -> None:
     current = json.loads(json.dumps(document(), sort_keys=True))
-    assert json.loads(SPEC.read_text()) == current, "run `make openapi` and commit the result"
+    assert json.loads(OPENAPI_FILE.read_text()) == current, "run `make openapi`, commit it"
 
 
 def test_operation_ids_are_stable() -> None:

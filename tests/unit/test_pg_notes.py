@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 from app.core.notify import Notifier
 from app.core.pg_listen import relay
+from app.operations.domain.states import State
 from app.operations.repository.writes import note
-from app.operations.states import State
 
 DUE = datetime(2026, 12, 2, 18, 0, 0, 250000, tzinfo=UTC)
 

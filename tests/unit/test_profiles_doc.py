@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx2
 
-from app.providers.check import run
+from app.providers.check_command import run
 from app.providers.client import ProviderClient
 from app.providers.profile import load_profile
 from app.providers.types import Outcome, RemoteClass, SingleCreate

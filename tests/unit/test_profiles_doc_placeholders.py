@@ -1,7 +1,7 @@
 """docs/profiles.md's "which names exist where" table is what the code accepts.
 
 For every place the table lists, a template naming each of that row's names is put
-there, loaded (the cross-field checks of app/providers/checks.py) and sent through the
+there, loaded (the cross-field checks of app/providers/placeholder_checks.py) and sent through the
 real client, which renders it (app/providers/templates.py): every value must arrive.
 An unknown name put in the same place is refused, and the names the refusal allows
 must be the row's, no more and no fewer.

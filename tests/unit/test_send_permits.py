@@ -12,6 +12,8 @@ from typing import Any
 import httpx2
 import pytest
 
+from app.operations.domain.models import Operation
+from app.operations.domain.states import State
 from app.operations.driver.create_steps import decide_create
 from app.operations.driver.single_create import (
     INTAKE_LEASE_TOKEN,
@@ -24,9 +26,7 @@ from app.operations.driver.single_create import (
     check_single_send,
     first_send,
 )
-from app.operations.models import Operation
 from app.operations.repository import CreateTally
-from app.operations.states import State
 from app.providers.http_util import record_exchange
 from app.providers.profile import Profile
 from app.providers.types import CallResult, NoJobProof, Outcome

@@ -1,10 +1,10 @@
-"""The state machine refuses what SPEC section 3 does not allow."""
+"""The state machine refuses what docs/architecture.md's "States" does not allow."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.operations.states import (
+from app.operations.domain.states import (
     ALLOWED,
     HUMAN_WHY,
     NEEDS_ATTENTION,
@@ -160,7 +160,8 @@ def test_the_status_inverse_is_derived_from_the_one_mapping() -> None:
 
 
 def test_a_failed_job_goes_to_collection_only_with_items_to_collect() -> None:
-    """`observing/cancelling -> result_collecting` for a failed job (SPEC section 3 has both
+    """`observing/cancelling -> result_collecting` for a failed job (docs/architecture.md's
+    "States" has both
     edges, and `result_collecting -> failed` "the result itself shows failure"): only when
     its counts name items, so the failed items reach /errors; never a remote `failed`
     back to observing, and never without counts."""

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from app.operations import wording as W
-from app.operations.models import Operation
-from app.operations.presenter import to_body
-from app.operations.states import State, is_done
+from app.operations.contract import wording as W
+from app.operations.contract.presenter import to_body
+from app.operations.domain.models import Operation
+from app.operations.domain.states import State, is_done
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

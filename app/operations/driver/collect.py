@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from app.operations.domain.states import Evidence, EvidenceKind, State
 from app.operations.driver.decision import Decision, needs_human
-from app.operations.states import Evidence, EvidenceKind, State
 from app.providers.counts import Counts
 from app.providers.outcome import Facts, ResultClass, judge
 from app.providers.types import CallResult, Outcome, RemoteClass
@@ -14,8 +14,8 @@ from app.results.validate import Rules, canonical, check
 from app.results.validate import Verdict as CheckVerdict
 
 if TYPE_CHECKING:
-    from app.core.context import AppContext
-    from app.operations.models import Operation
+    from app.operations.context import AppContext
+    from app.operations.domain.models import Operation
     from app.providers.profile import Profile
 
 

@@ -10,8 +10,10 @@ or handed to a human.
 
 from __future__ import annotations
 
-from app.core.context import AppContext
 from app.operations import repository as repo
+from app.operations.context import AppContext
+from app.operations.domain.models import Operation
+from app.operations.domain.states import Evidence, EvidenceKind, State
 from app.operations.driver.decision import Decision
 from app.operations.driver.no_job import after_proof, gave_up
 from app.operations.driver.reconcile import by_lookup, by_token, refused_resend, unconfirmed
@@ -34,9 +36,7 @@ from app.operations.driver.step_common import (
     provider_error,
     remote_fields,
 )
-from app.operations.models import Operation
 from app.operations.repository import CreateTally
-from app.operations.states import Evidence, EvidenceKind, State
 from app.providers.profile import Profile
 from app.providers.types import CallResult, Outcome
 

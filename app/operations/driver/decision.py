@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.operations.states import Evidence, State
+from app.operations.domain.states import Evidence, State
 from app.providers.types import CallResult, Exchange
 
 

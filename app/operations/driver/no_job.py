@@ -14,12 +14,12 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from app.core.context import AppContext
+from app.operations.context import AppContext
+from app.operations.domain.models import Operation
+from app.operations.domain.states import Evidence, EvidenceKind, State
 from app.operations.driver.decision import Decision
 from app.operations.driver.step_common import deadline_passed, delay_for
-from app.operations.models import Operation
 from app.operations.repository import CreateTally
-from app.operations.states import Evidence, EvidenceKind, State
 from app.providers.profile import Profile
 from app.providers.types import CallResult, Exchange, NoJobProof
 

@@ -15,12 +15,12 @@ no words ever offer what `GET /result` would not show.
 
 from __future__ import annotations
 
-from app.core.context import AppContext
+from app.operations.context import AppContext
+from app.operations.domain.models import Operation
+from app.operations.domain.states import State
 from app.operations.driver.collect import checked, holds_items, summary_of
 from app.operations.driver.decision import Decision, Note
 from app.operations.driver.step_common import exchanges_of, read_result
-from app.operations.models import Operation
-from app.operations.states import State
 from app.providers.outcome import Facts, judge
 from app.providers.profile import Profile
 from app.providers.types import CallResult, Outcome

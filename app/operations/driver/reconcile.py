@@ -12,8 +12,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from app.core.context import AppContext
 from app.operations import repository as repo
+from app.operations.context import AppContext
+from app.operations.domain.models import Operation
+from app.operations.domain.states import Evidence, EvidenceKind, State
 from app.operations.driver.decision import Decision, Note, needs_human
 from app.operations.driver.single_create import (
     Capability,
@@ -30,8 +32,6 @@ from app.operations.driver.step_common import (
     remote_fields,
     worker_tag,
 )
-from app.operations.models import Operation
-from app.operations.states import Evidence, EvidenceKind, State
 from app.providers.profile import Profile
 from app.providers.types import CallResult, Exchange, LookupResult, Outcome
 

@@ -13,16 +13,16 @@ from datetime import timedelta
 from typing import Any
 
 from app.core import faults, logs, telemetry
-from app.core.context import AppContext
-from app.core.hold import Holder
 from app.operations import ledger
 from app.operations import repository as repo
+from app.operations.context import AppContext
+from app.operations.domain.models import Operation
+from app.operations.domain.states import Evidence, TransitionRefused, is_done
 from app.operations.driver import step_failures
 from app.operations.driver.decision import Decision
 from app.operations.driver.steps import step
-from app.operations.models import Operation
+from app.operations.hold import Holder
 from app.operations.repository import Fence
-from app.operations.states import Evidence, TransitionRefused, is_done
 from app.providers.types import CallResult
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ async def process(
     """Move `op` forward until it must wait, is done, or the lease is lost.
 
     Given a `hold`, a next poll due soon stays under this lease, handed to the holder
-    (app/core/hold.py), instead of going back to the queue.
+    (app/operations/hold.py), instead of going back to the queue.
     """
     with logs.bind(op.id, op.trace_id):  # every line logged meanwhile names the operation
         return await _process(ctx, op, fence, hold)

@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, final
 
 from app.core import faults
-from app.core.context import AppContext
 from app.operations import ledger
 from app.operations import repository as repo
+from app.operations.context import AppContext
+from app.operations.domain.models import Operation
+from app.operations.domain.states import State
 from app.operations.driver.step_common import worker_tag
-from app.operations.models import Operation
 from app.operations.repository import CreateTally, Fence
-from app.operations.states import State
 from app.providers.lookup import LookupEndpoint
 from app.providers.profile import Profile
 from app.providers.types import CallResult, SingleCreate

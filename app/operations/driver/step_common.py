@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from app.core.context import AppContext
-from app.operations.models import Operation
+from app.operations.context import AppContext
+from app.operations.domain.models import Operation
 from app.providers.backoff import next_poll_delay
 from app.providers.profile import Profile
 from app.providers.types import CallResult, Exchange, LookupResult, RemoteClass

@@ -15,13 +15,13 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from app.core.context import AppContext
 from app.core.text import degrade
 from app.operations import ledger
 from app.operations import repository as repo
-from app.operations.models import Operation
+from app.operations.context import AppContext
+from app.operations.domain.models import Operation
+from app.operations.domain.states import Evidence, EvidenceKind, State, TransitionRefused
 from app.operations.repository import Fence
-from app.operations.states import Evidence, EvidenceKind, State, TransitionRefused
 from app.providers.http_util import scrub, secret_variants
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,9 @@ any call so an expired clock becomes a state, never a silent drop.
 
 from __future__ import annotations
 
-from app.core.context import AppContext
+from app.operations.context import AppContext
+from app.operations.domain.models import Operation
+from app.operations.domain.states import State
 from app.operations.driver.collect import collect_result
 from app.operations.driver.create_steps import (
     step_create_pending,
@@ -21,8 +23,6 @@ from app.operations.driver.watch_steps import (
     step_cancelling,
     step_observing,
 )
-from app.operations.models import Operation
-from app.operations.states import State
 from app.providers.types import CallResult
 
 

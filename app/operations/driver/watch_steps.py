@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from app.core.context import AppContext
+from app.operations.context import AppContext
+from app.operations.domain.models import Operation
+from app.operations.domain.states import Evidence, EvidenceKind, State
 from app.operations.driver.decision import Decision, needs_human
 from app.operations.driver.partial import keep_partial
 from app.operations.driver.step_common import (
@@ -17,8 +19,6 @@ from app.operations.driver.step_common import (
     remote_fields,
     worker_tag,
 )
-from app.operations.models import Operation
-from app.operations.states import Evidence, EvidenceKind, State
 from app.providers.outcome import outcome
 from app.providers.profile import Profile
 from app.providers.types import CallResult, Outcome, RemoteClass

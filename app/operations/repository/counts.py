@@ -10,9 +10,9 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from app.core.txn import Txn
+from app.operations.domain.states import TERMINAL, State
 from app.operations.repository.reads import needs_human
 from app.operations.repository.tables import OPS
-from app.operations.states import TERMINAL, State
 
 OPEN_STATES = tuple(s.value for s in State if s not in TERMINAL)
 

@@ -9,7 +9,7 @@ from sqlalchemy import bindparam, or_, select
 from app.core import queue, telemetry
 from app.core.after_commit import on_commit
 from app.core.txn import Txn
-from app.operations.models import Operation
+from app.operations.domain.models import Operation
 from app.operations.repository.tables import OPS, Fence
 from app.operations.repository.writes import fenced_update
 
@@ -97,7 +97,7 @@ async def held_unchanged(
 # intent sets `cancel_requested_at` (without a version bump, and possibly within the
 # same clock tick as the holder's own write, so `updated_at` alone could miss it).
 _WITNESSES = (OPS.c.version, OPS.c.cancel_requested_at, OPS.c.updated_at)
-# Built once (issue 11): the ids are one expanding parameter.
+# Built once (docs/performance.md): the ids are one expanding parameter.
 _HELD = select(OPS.c.id, OPS.c.lease_owner, OPS.c.lease_token, *_WITNESSES).where(
     OPS.c.id.in_(bindparam("k_ids", expanding=True))
 )

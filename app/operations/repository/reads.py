@@ -10,11 +10,11 @@ from sqlalchemy import and_, bindparam, or_, select
 from sqlalchemy.exc import DataError
 
 from app.core.txn import Txn
-from app.operations.models import HistoryEntry, Operation, ResultItem
+from app.operations.domain.models import HistoryEntry, Operation, ResultItem
+from app.operations.domain.states import NEEDS_ATTENTION, AgentStatus, State
 from app.operations.repository.tables import HIST, ITEMS, OPS
-from app.operations.states import NEEDS_ATTENTION, AgentStatus, State
 
-# The two reads of every request and step, built once (issue 11); values bound by name.
+# The two reads of every request and step, built once (docs/performance.md); values bound by name.
 _GET = select(Operation).where(OPS.c.id == bindparam("k_id"))
 _BY_KEY = select(Operation).where(
     OPS.c.principal == bindparam("k_principal"), OPS.c.idempotency_key == bindparam("k_key")
@@ -189,7 +189,7 @@ async def list_operations(
             return list((await session.execute(by_label)).scalars())
     except DataError:
         # PostgreSQL's ->> refuses rows an older version stored with unencodable text
-        # (issue 8); only a database holding such rows pays for the scan below.
+        # ; only a database holding such rows pays for the scan below.
         return await _scan_labels(session, stmt, key, value, limit)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.operations.models import HistoryEntry, Operation, ResultItem
+from app.operations.domain.models import HistoryEntry, Operation, ResultItem
 
 OPS = Operation.__table__  # type: ignore[attr-defined]
 HIST = HistoryEntry.__table__  # type: ignore[attr-defined]

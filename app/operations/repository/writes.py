@@ -10,9 +10,9 @@ from sqlalchemy import bindparam, func, or_, update
 
 from app import audit
 from app.core.txn import Txn
-from app.operations.models import Operation
+from app.operations.domain.models import Operation
+from app.operations.domain.states import State, is_done
 from app.operations.repository.tables import HIST, ITEMS, OPS, Fence
-from app.operations.states import State, is_done
 
 
 async def insert_operation(session: Txn, op: Operation) -> None:
@@ -84,7 +84,7 @@ async def append_history_rows(session: Txn, rows: list[dict[str, Any]]) -> None:
         audit.record_history(session, **row)
 
 
-# Prebuilt guarded UPDATEs (issue 11): built once, their WHERE values bound by name
+# Prebuilt guarded UPDATEs (docs/performance.md): built once, their WHERE values bound by name
 # (`k_*`, no column's name) and their SET columns taken from the parameters, so a
 # step pays neither building the statement nor its cache key; SQLAlchemy compiles
 # each distinct set of columns once. Measured by bench/transaction_cost.py.

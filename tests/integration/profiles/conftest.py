@@ -1,6 +1,6 @@
 """A bundled profile's fake on a real server, and an agent driving the gateway against it.
 
-A test module names its profile (`NAME`); the fake for it (app/provider_fakes) is served
+A test module names its profile (`NAME`); the fake for it (jobgate_fakes/providers) is served
 for the whole module and reset before each test, and the gateway's environment points
 the profile at it (base-URL variable and credential) before the gateway starts. Helpers
 read what an agent reads: /wait, /result, /errors (every page), /history.
@@ -15,8 +15,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.provider_fakes import create_app
-from app.provider_fakes.settings import FakeSettings
+from jobgate_fakes.providers import create_app
+from jobgate_fakes.providers.settings import FakeSettings
 from tests.conftest import Gateway
 from tests.support.servers import serve_app
 

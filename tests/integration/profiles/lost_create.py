@@ -1,4 +1,4 @@
-"""What an agent sees when a bundled profile's create answer was lost (SPEC H1, 1.2, 1.7).
+"""What an agent sees when a bundled profile's create answer was lost (docs/single-create.md).
 
 The fake made the job and its answer never arrived whole (a `drop` or `error_after`
 fault on its create operation). These helpers read only what an agent reads (/wait,

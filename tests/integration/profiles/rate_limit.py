@@ -1,4 +1,5 @@
-"""A throttled status read, as an agent's operation lives through it (SPEC section 5).
+"""A throttled status read, as an agent's operation lives through it
+(docs/agent-api.md, "Retry rules").
 
 The provider's retry hint wins over the computed backoff: after the 429 nothing is sent
 before the hinted time and exactly one read is sent after it. Time is the gateway's

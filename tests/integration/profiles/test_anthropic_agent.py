@@ -1,6 +1,6 @@
 """The bundled `anthropic_message_batches` profile driven end to end through the agent API.
 
-The Message Batches fake (app/provider_fakes/anthropic_batches, built from Anthropic's
+The Message Batches fake (jobgate_fakes/providers/anthropic_batches, built from Anthropic's
 Message Batches reference) runs on a real uvicorn server. Its knobs are the documented
 request fields (batchwork.py): `params.model` starting with `fail` ends the request
 `errored` with a `not_found_error`, `params.max_tokens` sets the hours (status reads) it

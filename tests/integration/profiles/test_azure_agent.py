@@ -1,6 +1,6 @@
 """The bundled `azure_operation_location` profile driven end to end through the agent API.
 
-The Azure AI Language jobs fake (app/provider_fakes/azure_language) answers a submit with
+The Azure AI Language jobs fake (jobgate_fakes/providers/azure_language) answers a submit with
 an empty 202 whose `Operation-Location` header names the job; each status read moves the
 job on; a task whose `modelVersion` is `bogus` fails with `ModelVersionIncorrect`.
 """

@@ -1,7 +1,7 @@
 """The bundled `google_document_ai` profile (AIP-151 with an adapter) driven end to end
 through the agent API.
 
-The Document AI fake (app/provider_fakes/google_document_ai, built from Google's v1
+The Document AI fake (jobgate_fakes/providers/google_document_ai, built from Google's v1
 reference) answers `batchProcess` with a long-running operation; each read processes a
 document; a document whose mimeType Document AI does not take fails with code 3, one
 whose object name starts with `fail` fails with code 13, and an operation whose every

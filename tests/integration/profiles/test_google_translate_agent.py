@@ -1,6 +1,6 @@
 """The bundled `google_translate` profile (AIP-151) driven end to end through the agent API.
 
-The Cloud Translation batch fake (app/provider_fakes/google_translate) answers
+The Cloud Translation batch fake (jobgate_fakes/providers/google_translate) answers
 `batchTranslateText` with a long-running operation; each read moves it on; the
 characters of an input file named `fail*` fail, and an operation whose every file fails
 is done with an `error` (code 3) and no `response`. Counts are characters.

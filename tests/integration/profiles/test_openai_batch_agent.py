@@ -1,6 +1,6 @@
 """The bundled `openai_batch` profile driven end to end through the agent API.
 
-The OpenAI Batch fake (app/provider_fakes/openai_batch, built from OpenAI's Batch and
+The OpenAI Batch fake (jobgate_fakes/providers/openai_batch, built from OpenAI's Batch and
 Files reference) runs on a real uvicorn server; the gateway reaches it through the
 profile's base-URL variable. Behaviour comes only from the fake's documented knobs
 (batchwork.py): a request whose model starts with `fail` fails with the model

@@ -19,8 +19,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.provider_fakes import create_app
-from app.provider_fakes.settings import FakeSettings
+from jobgate_fakes.providers import create_app
+from jobgate_fakes.providers.settings import FakeSettings
 from tests.conftest import Gateway
 from tests.integration.profiles.conftest import KEY, history
 from tests.integration.profiles.conftest import start as start_op

@@ -1,6 +1,6 @@
 """The bundled `replicate_predictions` profile driven end to end through the agent API.
 
-The Replicate predictions fake (app/provider_fakes/replicate_predictions) runs the echo
+The Replicate predictions fake (jobgate_fakes/providers/replicate_predictions) runs the echo
 model: the output is the prompt's words; `run_seconds` is how long it stays
 `processing` (one status read per second), `fail: true` makes the model raise at the
 end. `Prefer: wait=5` brings a quick prediction back finished in the create answer.
@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx2
 
-from app.provider_fakes.replicate_predictions.model import VERSION
+from jobgate_fakes.providers.replicate_predictions.model import VERSION
 from tests.conftest import Gateway
 from tests.integration.profiles.conftest import KEY, fault, finish, history, never_success
 from tests.integration.profiles.lost_create import create, goes_to_a_person

@@ -19,7 +19,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.provider_fakes.replicate_predictions.model import VERSION
+from jobgate_fakes.providers.replicate_predictions.model import VERSION
 from tests.conftest import Gateway
 from tests.integration.profiles.conftest import KEY, history
 from tests.integration.profiles.webhook_relay import (

@@ -1,0 +1,56 @@
+"""The app-wide context: everything a request or a step needs, passed in explicitly.
+
+Tests control time and randomness through it. It lives in `core` so every layer can
+take it; the provider and result types it carries are named for type checking only,
+so `core` never imports a higher layer at run time.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from app.core.background import Background
+from app.core.clock import Clock
+from app.core.config import Settings
+from app.core.db import Database
+from app.core.notify import Notifier
+from app.core.ssrf import Resolver, system_resolver
+
+if TYPE_CHECKING:
+    from app.operations.hold import Holder
+    from app.providers.client import ProviderClient
+    from app.providers.profile import Profile
+    from app.results.store import ResultStore
+
+
+@dataclass
+class AppContext:
+    """The shared machinery of one process: database, provider client, clock, profiles."""
+
+    db: Database
+    client: ProviderClient
+    profiles: dict[str, Profile]
+    clock: Clock
+    settings: Settings
+    notifier: Notifier
+    results: ResultStore
+    worker_id: str
+    # The in-process observer while its loop runs: the create request hands it the new
+    # operation's first poll (app/operations/hold.py); None in a process without one.
+    holder: Holder | None = None
+    env: dict[str, str] = field(default_factory=dict)  # what profiles may reference, built once
+    # Creates still running after their request answered (app/core/background.py).
+    background: Background = field(default_factory=Background)
+    rng: random.Random = field(default_factory=random.Random)
+    # Callback hosts are resolved through this (tests inject one; no outside DNS).
+    resolver: Resolver = system_resolver
+
+    def now(self) -> datetime:
+        return self.clock.now()
+
+    @property
+    def lease_seconds(self) -> float:
+        return self.settings.lease_seconds

@@ -1,0 +1,360 @@
+"""Turns an operation row into the body an agent reads, with plain-words messages.
+
+Every message says whether the work is finished and what to do next. Models read
+any 2xx as "done" unless told otherwise in words, so the words are the contract.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from app.core.text import degrade
+from app.operations.contract import wording as W
+from app.operations.contract.schemas import (
+    ErrorOut,
+    Guarantees,
+    HistoryItem,
+    HistoryList,
+    NextAction,
+    OperationBody,
+    ProgressOut,
+)
+from app.operations.domain.models import HistoryEntry, Operation
+from app.operations.domain.states import (
+    CANCELLING_STATES,
+    HUMAN_WHY,
+    NEEDS_ATTENTION,
+    STATUS_OF,
+    AgentStatus,
+    State,
+    is_done,
+)
+from app.providers.types import SingleCreate
+
+MIN_POLL_AFTER = 5.0  # never invite an agent to check more often than this (seconds)
+
+
+def agent_status(op: Operation) -> str:
+    """The state's agent status (`states.STATUS_OF`), refined by what the row holds."""
+    status = STATUS_OF[op.state]
+    if status == AgentStatus.SUCCEEDED and with_errors(op):
+        return AgentStatus.COMPLETED_WITH_ERRORS.value
+    if status == AgentStatus.PROCESSING and op.cancel_requested_at is not None:
+        return AgentStatus.CANCELLING.value
+    return status.value
+
+
+def summary_count(op: Operation, name: str) -> int:
+    """One count of `result_summary` (0 when absent)."""
+    summary = op.result_summary if isinstance(op.result_summary, dict) else {}
+    return int(summary.get(name) or 0)
+
+
+def has_output(op: Operation) -> bool:
+    """A stored result (inline or in the result store): a success's, or the part a job that
+    ended early (cancelled, failed) finished first."""
+    return op.result is not None or op.result_ref is not None
+
+
+def failed_with_output(op: Operation) -> bool:
+    """A failed job's kept partial output: stored, and some items succeeded (a row from
+    before no-success output was dropped may hold an empty output: nothing to offer)."""
+    return op.state == State.FAILED and has_output(op) and summary_count(op, "succeeded") > 0
+
+
+def kept_items(op: Operation) -> int:
+    """How many items a kept output holds: counted in it when it is stored inline as a
+    list (so the words match `GET /result`), else the provider's count of those done."""
+    if isinstance(op.result, list):
+        return len(op.result)
+    return summary_count(op, "succeeded")
+
+
+def _items_were(n: int) -> str:
+    return "1 item was" if n == 1 else f"{n} items were"
+
+
+def with_errors(op: Operation) -> bool:
+    """A `succeeded` row the outcome table called `completed_with_errors` (or, on a row
+    older than that verdict's column, one whose counts show items that did not succeed)."""
+    if op.outcome is not None:
+        return op.outcome == AgentStatus.COMPLETED_WITH_ERRORS.value
+    return not_succeeded(op) > 0
+
+
+def not_succeeded(op: Operation) -> int:
+    """Items that did not succeed: those that ran and failed, and those never processed."""
+    return summary_count(op, "failed") + summary_count(op, "not_processed")
+
+
+def _not_succeeded_words(op: Operation) -> str:
+    failed, never = summary_count(op, "failed"), summary_count(op, "not_processed")
+    if not failed and not never:  # the outcome table's verdict without counts
+        return "the provider says some items did not succeed, without counting them"
+    parts = [f"{failed} items {W.FAILED}"] if failed else []
+    if never:
+        parts.append(f"{never} items were never processed (expired or cancelled)")
+    return " and ".join(parts)
+
+
+def _has_errors(op: Operation) -> bool:
+    return not_succeeded(op) > 0 or (op.state == State.SUCCEEDED and with_errors(op))
+
+
+def iso(ts: datetime | None) -> str | None:
+    """UTC timestamps as agents read them: ISO 8601 with a Z."""
+    return ts.isoformat().replace("+00:00", "Z") if ts else None
+
+
+def poll_after(op: Operation, now: datetime) -> float | None:
+    if is_done(op.state):
+        return None
+    wait = MIN_POLL_AFTER
+    if op.next_poll_at is not None:
+        wait = max(wait, (op.next_poll_at - now).total_seconds())
+    return float(math.ceil(wait))
+
+
+# Said in the message while the create may still be in doubt, for providers without a token.
+_SINGLE_CREATE_NOTE = {
+    SingleCreate.LOOKUP: (
+        " This provider does not honour idempotency tokens: jobgate sends the create again "
+        "only when the provider proved it started nothing and, if an answer is lost, finds "
+        "the job by its reference instead of sending it again."
+    ),
+    SingleCreate.NONE: (
+        " This provider has neither idempotency tokens nor a lookup: jobgate sends the "
+        "create again only when the provider proved it started nothing, and if an answer "
+        "is lost the operation is handed to an operator (needs_attention) rather than risk "
+        "a second job."
+    ),
+}
+
+
+def _single_create(op: Operation) -> SingleCreate:
+    try:
+        return SingleCreate(op.single_create)
+    except ValueError:  # never promise more than was recorded
+        return SingleCreate.NONE
+
+
+def _error(op: Operation) -> ErrorOut | None:
+    state = op.state
+    if isinstance(op.error, dict) and op.error.get("code"):
+        return ErrorOut(
+            code=str(op.error["code"]),
+            message=str(op.error.get("message") or ""),
+            details=op.error.get("details"),
+        )
+    if not is_done(state) or state == State.SUCCEEDED:
+        return None
+    if state in NEEDS_ATTENTION:
+        return ErrorOut(code=state.value, message=f"Needs a human: {HUMAN_WHY[state][1]}.")
+    return ErrorOut(code=state.value, message=f"The operation ended {state.value}.")
+
+
+def _action(call: str, tool: str | None, mcp: bool, after: float | None = None) -> NextAction:
+    return NextAction(call=call, tool=tool if mcp else None, after_seconds=after)
+
+
+def message_for(
+    op: Operation, poll_s: float | None, *, mcp: bool = False
+) -> tuple[str, NextAction | None]:
+    """The plain-words message and the next call an agent should make.
+
+    Each situation speaks only its own vocabulary (`wording`): in progress, needs a
+    human, finished. `mcp`: name the MCP tool beside the REST call."""
+    state = op.state
+    oid = op.id
+    status_url = f"/v1/operations/{oid}"
+    what = f"The {op.kind} job"
+    if state == State.SUCCEEDED:
+        n_failed = with_errors(op)
+        late = (
+            " The cancel request came too late: the job finished first."
+            if (op.cancel_requested_at is not None)
+            else ""
+        )
+        if n_failed:
+            act = _action(f"GET {status_url}/errors", "get_errors", mcp)
+            return (
+                f"{what} {W.HAS_FINISHED}, but {_not_succeeded_words(op)} "
+                f"({W.WITH_ERRORS}).{late} Review the items that did not succeed at "
+                f"{W.how_to_call(act.call, act.tool)} before reporting, and report the "
+                "succeeded part and the items that did not succeed together.",
+                act,
+            )
+        act = _action(f"GET {status_url}/result", "get_result", mcp)
+        return (
+            f"{what} {W.HAS_FINISHED} and {W.SUCCEEDED}; the result was collected and "
+            f"checked.{late} {W.MAY_REPORT_SUCCESS}. The result is in `result` or at "
+            f"{W.how_to_call(act.call, act.tool)}.",
+            act,
+        )
+    if state == State.FAILED:
+        reason = op.error.get("message") if isinstance(op.error, dict) else None
+        said = (
+            f"{what} {W.HAS_FINISHED} and {W.FAILED}{': ' + reason if reason else ''}. "
+            f"Do not report success. {W.REPORT_THE_FAILURE}; start a new operation only if "
+            "the input should change or the failure was transient."
+        )
+        if not failed_with_output(op):
+            return said, None
+        act = _action(f"GET {status_url}/result", "get_result", mcp)
+        return (
+            f"{said} {_items_were(kept_items(op))} done before it "
+            f"failed: that partial output is kept at {W.how_to_call(act.call, act.tool)}. "
+            "It is NOT a success: report it only as the part done of a failed job; the "
+            "items that failed or never ran are not in it.",
+            act,
+        )
+    if state == State.ABANDONED:
+        return (
+            f"{what} {W.HAS_FINISHED}: an operator {W.ABANDONED} it and no more work will "
+            f"happen. Do not report success. {W.REPORT_THE_FAILURE}; see `error` for who "
+            "decided and why.",
+            None,
+        )
+    if state == State.CANCELLED:
+        said = (
+            f"{what} {W.HAS_FINISHED}: it was {W.CANCELLED}, and the provider confirmed it. "
+            "It did not succeed: do not report success; report that it was cancelled."
+        )
+        if not has_output(op):
+            if not not_succeeded(op):
+                return said, None
+            act = _action(f"GET {status_url}/errors", "get_errors", mcp)
+            return (
+                f"{said} The items it stopped are listed at {W.how_to_call(act.call, act.tool)}.",
+                act,
+            )
+        act = _action(f"GET {status_url}/result", "get_result", mcp)
+        return (
+            f"{said} {_items_were(kept_items(op))} done before the cancel: "
+            f"that partial output is kept at {W.how_to_call(act.call, act.tool)}; the items "
+            "that failed or never ran are not in it.",
+            act,
+        )
+    if state in NEEDS_ATTENTION:
+        return (
+            f"{what} {W.NEEDS_A_HUMAN}: {HUMAN_WHY[state][1]}. {W.STOPPED}. Do not report "
+            f"success, {W.DO_NOT_RETRY} and do not start the work again yourself. "
+            f"{W.TELL_THE_USER} that operation {oid} needs a human decision; operators "
+            "see it in the attention inbox (GET /v1/attention).",
+            None,
+        )
+    after = poll_s or MIN_POLL_AFTER
+    act = _action(f"GET {status_url}/wait", "wait_for_operation", mcp, after)
+    how = (
+        f"Call {W.how_to_call(act.call, act.tool)} for operation {oid}; "
+        f"{W.CHECK_AGAIN} {after:g} seconds."
+    )
+    if state in CANCELLING_STATES or op.cancel_requested_at is not None:
+        return (
+            f"Cancellation of {what.lower()} was REQUESTED but is NOT confirmed, and the job "
+            f"{W.NOT_FINISHED}: it may still complete. {W.KEEP_WAITING}. {W.NOT_YET}, and "
+            f"do not report it as cancelled yet. {how}",
+            act,
+        )
+    started = "has STARTED" if op.remote_job_id else "is being STARTED"
+    if state == State.CREATE_PENDING:  # e.g. a slow create still in flight at the provider
+        started += " (the provider has not confirmed the create yet; jobgate keeps at it)"
+    return (
+        f"{what} {started} and {W.NOT_FINISHED}. {W.KEEP_WAITING}. {W.NOT_YET}. {how}",
+        act,
+    )
+
+
+def outcome_for(op: Operation) -> str | None:
+    """Contract v2: the agent status once done, None while not done (the same value on
+    every body: create, GET, list, wait, SSE, MCP, callbacks)."""
+    return agent_status(op) if is_done(op.state) else None
+
+
+def to_body(
+    op: Operation, now: datetime, *, waited: bool = False, mcp: bool = False
+) -> OperationBody:
+    """The body of docs/agent-api.md ("The operation body") for any state: the one
+    renderer of every agent body.
+
+    `waited`: the body answers a /wait, so a wait that ended before the operation did
+    says `outcome: timed_out`. `mcp`: the MCP server is on, so name its tools too."""
+    poll_s = poll_after(op, now)
+    message, next_action = message_for(op, poll_s, mcp=mcp)
+    single_create = _single_create(op)
+    if not is_done(op.state) or op.state == State.CREATE_UNCONFIRMED:
+        message += _SINGLE_CREATE_NOTE.get(single_create, "")
+    outcome = outcome_for(op)
+    if outcome is None and waited:
+        outcome = "timed_out"
+        message = "The wait ended; the operation continues in the background. " + message
+    progress = None
+    if op.progress_completed is not None or op.progress_total is not None:
+        progress = ProgressOut(completed=op.progress_completed, total=op.progress_total)
+    summary = op.result_summary if isinstance(op.result_summary, dict) else None
+    done_ok = op.state == State.SUCCEEDED
+    result: Any = op.result if done_ok else None
+    body = OperationBody(
+        operation_id=op.id,
+        status=agent_status(op),
+        done=is_done(op.state),
+        state=op.state,
+        message=message,
+        next_action=next_action,
+        poll_after_seconds=poll_s,
+        status_url=f"/v1/operations/{op.id}",
+        provider=op.provider,
+        kind=op.kind,
+        remote_job_id=op.remote_job_id,
+        remote_state=op.remote_state,
+        progress=progress,
+        result=result,
+        result_url=f"/v1/operations/{op.id}/result" if done_ok else None,
+        result_summary=summary,
+        errors_url=f"/v1/operations/{op.id}/errors?limit=50" if _has_errors(op) else None,
+        error=_error(op),
+        trace_id=op.trace_id,
+        labels=op.labels or {},
+        created_at=iso(op.created_at) or "",
+        updated_at=iso(op.updated_at) or "",
+        deadlines={
+            "create_at": iso(op.create_deadline_at),
+            "result_at": iso(op.result_deadline_at),
+            "cancel_at": iso(op.cancel_deadline_at),
+        },
+        guarantees=Guarantees(single_create=single_create),
+        outcome=outcome,
+    )
+    return _encodable(body)
+
+
+def _encodable(body: OperationBody) -> OperationBody:
+    """The body, with text no encoder can write (a lone surrogate in a label or result
+    stored by an older version) shown as U+FFFD: one bad row must never break a list."""
+    dumped = body.model_dump()
+    clean = degrade(dumped)
+    return body if clean is dumped else OperationBody.model_validate(clean)
+
+
+def history_json(op_id: str, rows: Iterable[HistoryEntry]) -> dict[str, Any]:
+    """The `/history` body (for the API and the ops CLI alike), timestamps ending in Z."""
+    listed = HistoryList(
+        operation_id=op_id,
+        items=[
+            HistoryItem(
+                id=r.id or 0,
+                at=iso(r.at) or "",
+                kind=r.kind,
+                actor=r.actor,
+                from_state=r.from_state,
+                to_state=r.to_state,
+                cause=r.cause,
+                data=r.data,
+            )
+            for r in rows
+        ],
+    )
+    return degrade(listed.model_dump(mode="json"))  # type: ignore[no-any-return]

@@ -1,0 +1,272 @@
+"""Request and response bodies of the agent API (what OpenAPI documents)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl
+
+from app.core.json_guard import MAX_SAFE_INTEGER, NO_NUL, JsonObject, Text
+from app.providers.types import SingleCreate
+
+MAX_LABELS = 20
+
+
+class DeadlinesIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    create_seconds: float | None = Field(default=None, gt=0, le=7 * 86400)
+    result_seconds: float | None = Field(default=None, gt=0, le=30 * 86400)
+    cancel_seconds: float | None = Field(default=None, gt=0, le=7 * 86400)
+
+
+class ValidationIn(BaseModel):
+    """Checks the result must pass before `succeeded`, beside the profile's own."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    json_schema: JsonObject | None = Field(
+        default=None, description="A JSON Schema the collected result must match."
+    )
+    max_bytes: int | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_SAFE_INTEGER,  # I-JSON: larger integers are refused anywhere in a body
+        description="The largest result accepted; never more than the profile's own bound.",
+    )
+    require_counts: bool = Field(
+        default=False,
+        description="Item counts must add up (processed = succeeded + failed + not_processed).",
+    )
+
+
+class CreateOperationRequest(BaseModel):
+    """Start an operation. The `Idempotency-Key` header is required.
+
+    `input` is the provider's (the profile sends what it names of it); every other field
+    is a gateway-side option and sits beside `input`, never inside it: an option's name
+    at the top of `input` is refused (422 `gateway_option_in_input`) unless the provider's
+    profile sends that input field by name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str = Field(min_length=1, max_length=64, pattern=NO_NUL)
+    kind: str = Field(min_length=1, max_length=64, pattern=NO_NUL)
+    input: JsonObject = Field(description="The provider's input; no gateway options in it.")
+    deadlines: DeadlinesIn | None = None
+    callback_url: HttpUrl | None = None
+    labels: dict[Text, Text] = Field(default_factory=dict, max_length=MAX_LABELS)
+    approval: JsonObject | None = None
+    validation: ValidationIn | None = None
+
+
+# The create request's gateway-side options: never read from `input`, never sent.
+GATEWAY_OPTIONS = tuple(f for f in CreateOperationRequest.model_fields if f not in (
+    "provider", "kind", "input"
+))  # fmt: skip
+
+
+class NextAction(BaseModel):
+    """The one call to make next (absent when there is nothing to call)."""
+
+    call: str = Field(description="The REST call, e.g. `GET /v1/operations/op_.../wait`.")
+    tool: str | None = Field(
+        default=None,
+        description="The MCP tool that makes the same call; only when the MCP server is on.",
+    )
+    after_seconds: float | None = Field(
+        default=None, description="Make the call no sooner than this many seconds from now."
+    )
+
+
+class ProgressOut(BaseModel):
+    completed: int | None = None
+    total: int | None = None
+
+
+class ErrorOut(BaseModel):
+    code: str
+    message: str
+    details: dict[str, Any] | None = None
+
+
+class Guarantees(BaseModel):
+    """What jobgate can promise about this operation's provider."""
+
+    single_create: SingleCreate = Field(
+        description="How one remote job per operation is ensured: `token` (the provider "
+        "honours the idempotency token), `lookup` (no token; the job is found again by its "
+        "client reference, never resent) or `none` (neither: an unconfirmed create goes to "
+        "a human, never resent)."
+    )
+
+
+class ResultSummary(BaseModel):
+    """Item counts of a result, when the provider reports them. Only `succeeded` items
+    are done: `failed` and `not_processed` ones never are, whatever the job's state."""
+
+    processed: int = Field(default=0, description="Every item the job had (its total).")
+    succeeded: int = Field(default=0, description="Items that ran and succeeded.")
+    failed: int = Field(default=0, description="Items that ran and failed.")
+    not_processed: int = Field(
+        default=0,
+        description="Items that never ran (expired, cancelled before they started, or "
+        "never accounted for by the provider).",
+    )
+
+
+class OperationBody(BaseModel):
+    """The operation as an agent sees it (docs/agent-api.md, "The operation body")."""
+
+    operation_id: str
+    status: Literal[
+        "processing",
+        "cancelling",
+        "succeeded",
+        "completed_with_errors",
+        "failed",
+        "cancelled",
+        "needs_attention",
+    ]
+    done: bool
+    state: str
+    message: str
+    next_action: NextAction | None
+    poll_after_seconds: float | None
+    status_url: str
+    provider: str
+    kind: str
+    remote_job_id: str | None
+    remote_state: str | None
+    progress: ProgressOut | None
+    result: Any = None
+    result_url: str | None = None
+    result_summary: ResultSummary | None = None
+    errors_url: str | None = None
+    error: ErrorOut | None = None
+    trace_id: str
+    labels: dict[str, str] = Field(default_factory=dict)
+    created_at: str
+    updated_at: str
+    deadlines: dict[str, str | None]
+    guarantees: Guarantees
+    outcome: (
+        Literal[
+            "succeeded",
+            "completed_with_errors",
+            "failed",
+            "cancelled",
+            "needs_attention",
+            "timed_out",
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description="How it ended: the `status` once `done`, null while not done, the same "
+        "on every body (create, GET, list, wait, SSE, MCP, callbacks). Only a /wait that "
+        "ended before the operation did says `timed_out` (the job continues).",
+    )
+
+
+class ResultBody(BaseModel):
+    """`GET /result`: the collected result of a `succeeded` operation, or the partial
+    output a `cancelled` or `failed` one kept (which is NOT a success)."""
+
+    operation_id: str
+    status: Literal["succeeded", "completed_with_errors", "cancelled", "failed"]
+    message: str
+    result: Any = None
+    size: int | None = None
+    sha256: str | None = None
+    result_summary: ResultSummary | None = None
+
+
+class OperationList(BaseModel):
+    items: list[OperationBody]
+    next_cursor: str | None
+
+
+class HistoryItem(BaseModel):
+    id: int
+    at: str
+    kind: str
+    actor: str
+    from_state: str | None
+    to_state: str | None
+    cause: str
+    data: Any = None
+
+
+class HistoryList(BaseModel):
+    operation_id: str
+    items: list[HistoryItem]
+
+
+class ErrorBody(BaseModel):
+    """Every error answer. About an existing operation, `operation` is its body too."""
+
+    error: ErrorOut
+
+
+class ErrorWithOperation(BaseModel):
+    """An error about an existing operation (e.g. a 409 on cancel or result): the error,
+    and the operation's body, so the agent still knows `done`, `outcome` and what next."""
+
+    error: ErrorOut
+    operation: OperationBody
+
+
+class Whoami(BaseModel):
+    """The caller behind the API key."""
+
+    principal: str
+    role: Literal["agent", "operator", "admin"]
+    is_operator: bool
+
+
+# --- operator and control requests ------------------------------------------------
+
+MAX_CANCEL_REASON = 1000  # characters of a cancel reason that are kept
+
+
+class CancelRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(default="", max_length=MAX_CANCEL_REASON, pattern=NO_NUL)
+
+
+OperatorDecision = Literal[
+    "resume_observing", "accept_job", "retry_collection", "abandon", "acknowledge"
+]
+
+
+class ResolveRequest(BaseModel):
+    """An operator's decision on an operation that needs attention. `accept_job` names
+    the job the operator verified in `remote_job_id`."""
+
+    # The schema states the one rule between fields, so that a request it calls valid
+    # is one the gateway takes (422 remote_job_id_required otherwise).
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "if": {"properties": {"decision": {"const": "accept_job"}}, "required": ["decision"]},
+            "then": {
+                "required": ["remote_job_id"],
+                "properties": {"remote_job_id": {"type": "string", "minLength": 1}},
+            },
+        },
+    )
+
+    decision: OperatorDecision
+    reason: str = Field(min_length=1, max_length=2000, pattern=NO_NUL)
+    remote_job_id: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
+    result_deadline_seconds: float | None = Field(default=None, gt=0, le=30 * 86400)
+
+
+class AttentionItem(BaseModel):
+    why: str
+    operation: OperationBody
+
+
+class AttentionList(BaseModel):
+    items: list[AttentionItem]

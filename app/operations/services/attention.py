@@ -1,0 +1,180 @@
+"""The attention inbox and operators' recorded decisions (resolve).
+
+Needs-attention states leave automation only through a decision that names who
+and why; each decision is a history row and nothing before it is erased.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from app.core.errors import Conflict, Invalid
+from app.core.txn import Txn
+from app.operations import ledger
+from app.operations import repository as repo
+from app.operations.context import AppContext
+from app.operations.contract.presenter import with_errors
+from app.operations.contract.schemas import ResolveRequest
+from app.operations.domain.models import Operation
+from app.operations.domain.states import (
+    HUMAN_WHY,
+    NEEDS_ATTENTION,
+    Evidence,
+    EvidenceKind,
+    State,
+    TransitionRefused,
+)
+from app.operations.services import accept_check
+
+
+async def inbox(session: Txn, *, principal: str | None, limit: int) -> list[Operation]:
+    """Oldest first: needs-attention states, plus unacknowledged partial results."""
+    return await repo.attention_inbox(session, principal=principal, limit=limit)
+
+
+def why(op: Operation) -> str | None:
+    state = op.state
+    if state in HUMAN_WHY:
+        return HUMAN_WHY[state][0]
+    if state != State.SUCCEEDED or op.acknowledged_at or not with_errors(op):
+        return None
+    summary = op.result_summary if isinstance(op.result_summary, dict) else {}
+    failed, never = int(summary.get("failed") or 0), int(summary.get("not_processed") or 0)
+    if not failed and not never:
+        return "completed with errors: the provider counted none of the items that failed"
+    return f"completed with errors: {failed} items failed, {never} never processed"
+
+
+_TARGETS: dict[str, State] = {
+    "resume_observing": State.OBSERVING,
+    "accept_job": State.ACCEPTED,
+    "retry_collection": State.RESULT_COLLECTING,
+    "abandon": State.ABANDONED,
+}
+
+
+async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest) -> Operation:
+    """Apply one decision; 409 when it does not fit the operation's state."""
+    now = ctx.now()
+    actor = f"operator:{who}"
+    if req.decision == "acknowledge":
+        return await _acknowledge(ctx, op, actor, req)
+    state = op.state
+    if state not in NEEDS_ATTENTION:
+        raise Conflict(
+            "not_needing_attention",
+            f"Operation is {op.state}; only needs-attention states can be resolved.",
+        )
+    target = _TARGETS[req.decision]
+    fields: dict[str, Any] = {
+        "error": None,
+        "poll_attempt": 0,
+        "step_failures": 0,  # a resumed `stalled` operation gets its full allowance again
+        "next_poll_at": now,
+        "lease_owner": None,
+        "lease_expires_at": None,
+    }
+    if req.decision == "accept_job":
+        if not req.remote_job_id:
+            raise Invalid(
+                "remote_job_id_required",
+                "accept_job needs remote_job_id: the job the operator verified.",
+            )
+        fields["remote_job_id"] = req.remote_job_id
+    elif req.decision in ("resume_observing", "retry_collection") and not op.remote_job_id:
+        raise Conflict(
+            "remote_job_unknown",
+            "No remote job id is known; use accept_job with the verified id.",
+        )
+    if req.decision == "abandon":
+        fields.update(
+            next_poll_at=None,
+            error={
+                "code": "abandoned",
+                "message": f"Abandoned by {who}: {req.reason}",
+                "details": {"by": who, "previous_state": op.state},
+            },
+        )
+    if req.result_deadline_seconds is not None:
+        fields["result_deadline_at"] = now + timedelta(seconds=req.result_deadline_seconds)
+    elif req.decision != "abandon" and op.result_deadline_at <= now:
+        # The operation's state (its deadline has passed) is what refuses it: 409.
+        raise Conflict(
+            "result_deadline_required",
+            "The result deadline has passed; give result_deadline_seconds.",
+        )
+    if state == State.CANCELLATION_UNCONFIRMED and req.decision != "abandon":
+        fields["cancel_deadline_at"] = now + timedelta(
+            seconds=req.result_deadline_seconds or ctx.settings.scaled(300)
+        )
+    evidence = Evidence(
+        EvidenceKind.OPERATOR_DECISION, {"decision": req.decision, "by": who}, operator=True
+    )
+    data: dict[str, Any] = {"decision": req.model_dump()}
+    before: list[dict[str, Any]] = []
+    if req.decision == "accept_job" and req.remote_job_id:
+        # What the provider shows of the job, read before any write (accept_check.py).
+        checked = await accept_check.verify(ctx, op, req.remote_job_id)
+        data["checked"] = checked.checks
+        ex = checked.exchange
+        cause = f"{ex.operation} {ex.method} -> {ex.status_code}"
+        before.append(
+            ledger.row(op, kind="exchange", actor=actor, cause=cause, now=now, data=ex.to_dict())
+        )
+    async with ctx.db.transaction() as session:
+        if req.decision == "accept_job" and req.remote_job_id:  # again, where it is written
+            await accept_check.not_bound_elsewhere(session, op, req.remote_job_id)
+        try:
+            applied = await ledger.transition(
+                session,
+                op,
+                target,
+                evidence=evidence,
+                actor=actor,
+                cause=f"operator decision {req.decision}: {req.reason}",
+                now=now,
+                fence=None,
+                fields=fields,
+                data=data,
+                before=before,
+            )
+        except TransitionRefused as err:
+            raise Conflict("decision_not_allowed", str(err)) from err
+        if not applied:
+            raise Conflict("operation_changed", "The operation changed; read it again.")
+    ctx.notifier.kick()
+    ctx.notifier.publish(op.id)
+    return op
+
+
+async def _acknowledge(
+    ctx: AppContext, op: Operation, actor: str, req: ResolveRequest
+) -> Operation:
+    if why(op) is None or op.state != State.SUCCEEDED:
+        raise Conflict(
+            "nothing_to_acknowledge",
+            "acknowledge applies to completed-with-errors results in the inbox.",
+        )
+    now = ctx.now()
+    async with ctx.db.transaction() as session:
+        applied = await repo.operator_update(
+            session,
+            op.id,
+            expected_version=op.version,
+            at=now,
+            fields={"acknowledged_at": now, "acknowledged_by": actor},
+        )
+        if not applied:  # another decision landed since this request read the operation
+            raise Conflict("operation_changed", "The operation changed; read it again.")
+        await ledger.record(
+            session,
+            op,
+            kind="decision",
+            actor=actor,
+            cause=f"operator acknowledged partial results: {req.reason}",
+            now=now,
+            data={"decision": req.model_dump()},
+        )
+        fresh = await repo.get(session, op.id)
+    return fresh or op

@@ -1,0 +1,89 @@
+"""Shared waiting: however many clients wait on one operation, one reader watches it.
+
+Each watched operation gets one task that re-reads the row when notified (a local
+commit, or PostgreSQL NOTIFY from another process) and at least every
+`REREAD_SECONDS`; waiters only look at its latest snapshot. A thousand waiters on
+one operation cost the database what one does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+from app.core import telemetry
+from app.core.db import Database
+from app.core.notify import Notifier
+from app.operations import repository as repo
+from app.operations.domain.models import Operation
+from app.operations.domain.states import is_done
+
+REREAD_SECONDS = 1.0  # a watched operation is re-read at least this often
+
+
+@dataclass
+class _Watch:
+    snapshot: Operation | None = None
+    waiters: int = 0
+    cond: asyncio.Condition = field(default_factory=asyncio.Condition)
+    task: asyncio.Task[None] | None = None
+
+
+def _finished(op: Operation | None) -> bool:
+    return op is None or is_done(op.state)
+
+
+class WaitHub:
+    """One watcher task per operation that has waiters."""
+
+    def __init__(self, db: Database, notifier: Notifier) -> None:
+        self.db = db
+        self.notifier = notifier
+        self._watches: dict[str, _Watch] = {}
+        self.total_reads = 0  # database reads made by all watchers (tests, metrics)
+
+    async def wait(self, op_id: str, timeout: float) -> Operation | None:
+        """The operation once done, or its latest snapshot when `timeout` passes."""
+        watch = self._watches.get(op_id)
+        if watch is None:
+            watch = self._watches[op_id] = _Watch()
+            watch.task = asyncio.create_task(self._watch(op_id, watch))
+        watch.waiters += 1
+        ends = time.monotonic() + timeout
+        telemetry.WAITS_IN_FLIGHT.inc()
+        try:
+            async with watch.cond:
+                while watch.snapshot is None or not _finished(watch.snapshot):
+                    left = ends - time.monotonic()
+                    if left <= 0:
+                        break
+                    try:
+                        await asyncio.wait_for(watch.cond.wait(), left)
+                    except TimeoutError:
+                        break
+                return watch.snapshot
+        finally:
+            watch.waiters -= 1
+            telemetry.WAITS_IN_FLIGHT.dec()
+
+    async def _watch(self, op_id: str, watch: _Watch) -> None:
+        try:
+            while True:
+                async with self.db.read() as session:
+                    op = await repo.get(session, op_id)
+                self.total_reads += 1
+                async with watch.cond:
+                    watch.snapshot = op
+                    watch.cond.notify_all()
+                if _finished(op) or watch.waiters <= 0:
+                    return
+                # Woken only by what may be the end (a local observation says "not done"):
+                # the snapshot may lag such changes by REREAD_SECONDS, so a waiter that
+                # times out reads the operation afresh (`wait_routes`).
+                await self.notifier.wait(op_id, REREAD_SECONDS, for_done=True)
+                if watch.waiters <= 0:
+                    return
+        finally:
+            if self._watches.get(op_id) is watch:
+                del self._watches[op_id]
