@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 MOCK_PORT ?= 8081
 
-.PHONY: install run test test-fast fuzz lint openapi schema bench bench-e2e clean
+.PHONY: install run test test-fast fuzz lint openapi schema config-doc bench bench-e2e clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -34,9 +34,9 @@ fuzz: $(STAMP)
 	$(BIN)/python -m pytest tests/fuzz --run-fuzz -q -s -p no:cacheprovider $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check app jobgate_client tests bench
-	$(BIN)/ruff format --check app jobgate_client tests bench
-	$(BIN)/mypy app jobgate_client
+	$(BIN)/ruff check app jobgate_client jobgate_fakes tests bench
+	$(BIN)/ruff format --check app jobgate_client jobgate_fakes tests bench
+	$(BIN)/mypy app jobgate_client jobgate_fakes
 	$(BIN)/lint-imports
 
 openapi: $(STAMP)
@@ -47,6 +47,10 @@ openapi: $(STAMP)
 schema: $(STAMP)
 	$(BIN)/jobgate profiles schema > docs/profile.schema.json
 	$(BIN)/python -m app.providers.schema_doc docs/profiles.md
+
+## make config-doc: docs/configuration.md from the settings' docstrings (tests/unit/test_configuration_doc.py)
+config-doc: $(STAMP)
+	$(BIN)/python -m app.core.config_doc docs/configuration.md
 
 bench: $(STAMP)
 	$(BIN)/python bench/create_overhead.py

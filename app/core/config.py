@@ -16,79 +16,111 @@ class Settings(BaseSettings):
     """Safe defaults for a first run; unsafe combinations are refused at start."""
 
     # hide_input_in_errors: a refused setting may be a secret; the error names it, never
-    # repeats its value.
+    # repeats its value. use_attribute_docstrings: each field's docstring is its
+    # description, and docs/configuration.md is generated from them (app/core/config_doc.py).
     model_config = SettingsConfigDict(
-        env_prefix="JOBGATE_", extra="ignore", populate_by_name=True, hide_input_in_errors=True
+        env_prefix="JOBGATE_",
+        extra="ignore",
+        populate_by_name=True,
+        hide_input_in_errors=True,
+        use_attribute_docstrings=True,
     )
 
-    # Unset: the SQLite default `<data_dir>/jobgate.db`, which `serve`/`observe` migrate
-    # themselves; any configured database must be migrated with `jobgate migrate`.
     database_url: str = ""
-    # PostgreSQL: a pooled connection idle at least this long is pinged before use (0:
-    # before every use); one that was just handed back is used at once (app/core/conn_pool.py).
+    """The database. Unset: the SQLite file `<data_dir>/jobgate.db`, which `serve` and
+    `observe` migrate themselves; any configured database must be migrated with
+    `jobgate migrate`. PostgreSQL: `postgresql://user@host:5432/name`."""
     db_ping_after_idle_seconds: float = Field(default=PING_AFTER_IDLE_SECONDS, ge=0)
+    """PostgreSQL: a pooled connection idle at least this long is pinged before use (0:
+    before every use); one that was just handed back is used at once."""
     data_dir: Path = Path("./data")
+    """Where the SQLite default and stored results live."""
     profiles_dir: Path | None = None
+    """A folder of provider profiles (`*.yaml`, and `*.py` adapters) loaded beside the
+    bundled ones (docs/profiles.md)."""
     mock_provider_url: str = "http://127.0.0.1:8081"
+    """The bundled `mock` profile's base URL."""
     mock_provider_token: str | None = Field(default=None, repr=False)
+    """The bearer token the `mock` profile sends, if the mock asks for one."""
     auth: Literal["keys", "dev"] = "keys"
+    """`keys`: every `/v1` call needs an API key. `dev`: no keys, every caller is the
+    admin `dev`; refused unless bound to loopback (`make run` uses it)."""
     time_scale: float = Field(default=1.0, gt=0)
+    """Multiplies polling delays and default deadlines (tests and demos run faster)."""
 
     host: str = "127.0.0.1"
+    """The address the gateway is bound to: `jobgate serve --host` sets it (default
+    127.0.0.1), and dev mode refuses any address but loopback."""
     port: int = 8080
+    """The gateway's port: `jobgate serve --port` sets it (default 8080)."""
     max_body_bytes: int = 256 * 1024
-    # POST /v1/operations answers within this many (real) seconds even when the provider's
-    # create is slower: 202, done false, the create still in flight under its intake lease.
+    """The largest request body, chunked or not (`413 body_too_large` past it)."""
     create_answer_seconds: float = Field(default=2.0, gt=0)
-    # How a request may arrive (docs/operations.md, "Limits on requests"): its request line
-    # and headers within this many seconds, and at most this long; its body within this.
+    """`POST /v1/operations` answers within this many (real) seconds even when the
+    provider's create is slower: `202`, `done: false`, the create still in flight."""
     request_head_timeout_seconds: float = Field(default=10.0, gt=0)
+    """A request's line and headers must arrive within this many seconds (`408` past it;
+    docs/operations.md, "Limits on requests")."""
     max_header_bytes: int = Field(default=32 * 1024, ge=1024)
+    """The largest request line and headers together (`431` past it)."""
     request_body_timeout_seconds: float = Field(default=30.0, gt=0)
+    """A request's body must arrive within this many seconds (`408` past it)."""
     wait_default_seconds: float = 60.0
+    """How long a `/wait` holds when the caller names no timeout."""
     wait_max_seconds: float = 600.0
-    # Waits and event streams one key holds open at once, per process (429 past it).
+    """The longest a `/wait` holds, whatever the caller asks."""
     max_held_per_key: int = Field(default=100, ge=1)
+    """Waits and event streams one key holds open at once, per process (`429` past it)."""
     inline_result_max_bytes: int = 64 * 1024
-    # The MCP server at /mcp; when off, bodies name only REST calls (no MCP tools).
+    """A checked result up to this size is kept in the operation's row; a larger one in
+    the content-addressed store under `data_dir`. `GET /v1/operations/{id}/result` serves
+    both."""
     mcp: bool = True
+    """The MCP server at `/mcp`; when off, bodies name only REST calls (no MCP tools)."""
 
-    # Observer tuning (seconds are real seconds; deadlines/delays are scaled by time_scale).
     observer_interval_seconds: float = 1.0
+    """How often an idle observer looks for due work (real seconds)."""
     observer_batch: int = 100
+    """The most operations one claim takes."""
     lease_seconds: float = 30.0
+    """How long an observer's lease on an operation lasts before another may take it."""
     observer_id: str | None = None
-    # A poll due within this many seconds is held in the observer's memory under its
-    # (renewed) lease instead of being handed back and claimed again (app/core/hold.py);
-    # 0 turns holding off. Never more than half the lease.
+    """This observer's name in leases and history (default: host and process id)."""
     observer_hold_seconds: float = Field(default=5.0, ge=0)
-    # Exceptions in a row in one operation's steps before it is `stalled` (needs a human).
+    """A poll due within this many seconds is held in the observer's memory under its
+    renewed lease instead of being handed back and claimed again; 0 turns holding off.
+    Never more than half the lease."""
     max_step_failures: int = Field(default=5, ge=1)
+    """Exceptions in a row in one operation's steps before it is `stalled` (needs a human)."""
 
-    # Webhooks in: the built-in mock profile's secret (JOBGATE_MOCK_WEBHOOK_SECRET).
     mock_webhook_secret: str | None = Field(default=None, repr=False)
-    # Completion callbacks out: the Standard Webhooks secret ("whsec_..."); unset = unsigned.
+    """The built-in `mock` profile's webhook secret."""
     callback_secret: str | None = Field(default=None, repr=False)
-    # SSRF guard: callback URLs to loopback/private/link-local hosts only when true.
+    """The Standard Webhooks secret (`whsec_...`) completion callbacks are signed with;
+    unset, they go out unsigned (a warning at start)."""
     allow_private_callbacks: bool = False
+    """Allow callback URLs whose host is loopback, private or link-local (the SSRF guard,
+    docs/security.md)."""
     callback_interval_seconds: float = 1.0
+    """How often the callback delivery loop looks for due deliveries (real seconds)."""
 
-    # Log lines: JSON, or readable text when stderr is a terminal ("auto"); read by the CLI.
     log_format: Literal["auto", "json", "text"] = "auto"
+    """Log lines as JSON, or readable text; `auto` is text when stderr is a terminal."""
 
-    # OpenTelemetry spans (app/core/tracing.py), exported over OTLP/HTTP as the standard
-    # OTEL_* variables say; JOBGATE_OTEL=on needs `pip install 'jobgate[otel]'`.
     otel: bool = False
+    """OpenTelemetry spans over OTLP/HTTP, as the standard `OTEL_*` variables say; needs
+    `pip install 'jobgate[otel]'` (docs/operations.md, "Tracing")."""
 
-    # The tamper-evident audit trail (docs/audit.md): JOBGATE_AUDIT=off stops appends (for
-    # benchmarks); with a signing key every chain head carries its HMAC-SHA256.
     audit_enabled: bool = Field(
         default=True, validation_alias=AliasChoices("JOBGATE_AUDIT", "JOBGATE_AUDIT_ENABLED")
     )
+    """The tamper-evident audit trail (docs/audit.md); `JOBGATE_AUDIT=off` stops appends,
+    for benchmarks."""
     audit_signing_key: str | None = Field(default=None, repr=False)
+    """With a key, every audit chain head carries its HMAC-SHA256."""
 
-    # Fault hooks for the process-level test harness: the named point kills the process.
     crash_at: str | None = None
+    """For the process-level test harness only: the named point kills the process."""
 
     @field_validator("callback_secret")
     @classmethod
