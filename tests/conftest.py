@@ -183,10 +183,11 @@ class Gateway:
         return self.app.state.ctx
 
     async def tick(self, advance: float = 0.0) -> int:
-        """Move the clock, then run one observer tick (what the background loop does)."""
+        """Move the clock, then run the observer's production loop until nothing is due
+        (`Observer.run(until_idle=True)`); returns how many steps it started."""
         if advance:
             self.clock.advance(advance)
-        return int(await self.app.state.observer.tick())
+        return int(await self.app.state.observer.run(until_idle=True))
 
     async def run_until_done(self, op_id: str, *, step: float = 5.0, max_ticks: int = 200) -> Any:
         """Advance time and tick until the operation is done; returns its body."""

@@ -1,11 +1,12 @@
 """The observer loop: claim due operations under a lease, process them, sleep until due.
 
-A thin shell around `runner.process`. `tick()` claims one batch and processes all
-of it; the unit tests drive it with a fake clock. `run()` is a pipeline instead:
-it keeps up to `slots` operations in progress and a small buffer of claimed ones
-behind them, and claims again as soon as the buffer runs low, so work that falls
-due while a batch is in progress waits for a free slot, never for the whole batch
-(docs/performance.md: polls due 10 ms apart were 0.9-1.6 s apart behind batch ticks).
+A thin shell around `runner.process`. `run()` is a pipeline: it keeps up to `slots`
+operations in progress and a small buffer of claimed ones behind them, and claims again
+as soon as the buffer runs low, so work that falls due while a batch is in progress
+waits for a free slot, never for the whole batch (docs/performance.md: polls due 10 ms
+apart were 0.9-1.6 s apart behind batch ticks). `run(until_idle=True)` is the same loop
+that returns once nothing is due: the tests drive it on a fake clock, so what they test
+is the loop production runs.
 
 While `run()` runs, the observer is also the process's `Holder` (app/operations/hold.py): a
 step whose next poll is due within `observer_hold_seconds` keeps its lease and comes
@@ -56,7 +57,6 @@ class Observer:
         self.batch = ctx.settings.observer_batch
         self.interval = ctx.settings.observer_interval_seconds
         self.slots = SQLITE_CONCURRENCY if ctx.db.is_sqlite else CONCURRENCY
-        self._sem = asyncio.Semaphore(self.slots)
         self._stopping = asyncio.Event()
         self._freed = asyncio.Event()  # a step finished, or a poll was held: look again
         self._held: list[tuple[datetime, int, Operation, Fence]] = []  # a heap by due time
@@ -134,26 +134,19 @@ class Observer:
     def _loop_time(self) -> float:
         return asyncio.get_running_loop().time()
 
-    async def tick(self) -> int:
-        """Claim one batch and process it; returns how many operations were claimed."""
-        ops = await self._claim(self.batch)
-
-        async def one(op: Operation) -> None:
-            async with self._sem:
-                await self._process(op)
-
-        if ops:
-            await asyncio.gather(*(one(op) for op in ops))
-        return len(ops)
-
-    async def run(self) -> None:
+    async def run(self, *, until_idle: bool = False) -> int:
         """Process due work until `stop()`; in-flight work finishes first, and the leases
-        of claimed or held operations not started yet are handed back."""
+        of claimed or held operations not started yet are handed back. With `until_idle`,
+        claim on every pass and return once a claim finds nothing and nothing started or
+        held is due now. Returns how many steps it started."""
         held_claims = self.slots * CLAIMED_PER_SLOT
         buffer: deque[Operation] = deque()
         running: set[asyncio.Task[None]] = set()
+        started = 0
 
         def launch(work: Any) -> None:
+            nonlocal started
+            started += 1
             task = asyncio.create_task(work)
             running.add(task)
             task.add_done_callback(finished)
@@ -186,6 +179,8 @@ class Observer:
         try:
             while not self._stopping.is_set():
                 self._freed.clear()
+                if until_idle:
+                    self._claim_at = self._loop_time()
                 announced = self.ctx.notifier.work.is_set()
                 self.ctx.notifier.work.clear()
                 start_some()
@@ -202,6 +197,8 @@ class Observer:
                         continue  # more may be due right now
                     self._claim_at = self._loop_time() + await self._pause()
                     start_some()
+                    if until_idle and not running and not buffer and not self._held_due():
+                        break
                 await self._wait(pause=self._sleep(room, len(running) < self.slots))
         finally:
             self.ctx.holder = None
@@ -214,6 +211,10 @@ class Observer:
                 await asyncio.gather(*running, return_exceptions=True)
             # A step that was deciding as we stopped may have handed us its next poll.
             await self._hand_back(self._take_held())
+        return started
+
+    def _held_due(self) -> bool:
+        return bool(self._held) and self._held[0][0] <= self.ctx.now()
 
     def _sleep(self, room: bool, free_slot: bool) -> float | None:
         """How long the loop may sleep: until the next claim or held poll it can start."""

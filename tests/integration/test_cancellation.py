@@ -84,7 +84,9 @@ async def test_one_provider_cancel_despite_concurrent_requests_and_two_observers
     assert {r.status_code for r in rs} == {202}
     second = Observer(dataclasses.replace(gateway.ctx, worker_id="observer-2"))
     for _ in range(6):
-        await asyncio.gather(gateway.app.state.observer.tick(), second.tick())
+        await asyncio.gather(
+            gateway.app.state.observer.run(until_idle=True), second.run(until_idle=True)
+        )
         gateway.clock.advance(5)
     _, job = await _job(gateway, op_id)
     assert job["cancel_calls"] == 1

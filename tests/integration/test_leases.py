@@ -122,7 +122,7 @@ async def test_the_lease_is_renewed_while_a_slow_provider_call_is_in_flight(
             op_id = r.json()["operation_id"]
             clock.advance(61)  # the first poll is due
             held.hold = True
-            first = asyncio.create_task(app.state.observer.tick())
+            first = asyncio.create_task(app.state.observer.run(until_idle=True))
             await asyncio.wait_for(held.entered.wait(), budget(QUICK_S))  # the read is in flight
             claimed_until = await _lease_expiry(app, op_id)
             clock.advance(31)  # past the claimed lease: only a heartbeat keeps it
@@ -133,7 +133,7 @@ async def test_the_lease_is_renewed_while_a_slow_provider_call_is_in_flight(
 
             await _eventually(renewed, "the heartbeat renewed the lease while the call waited")
             rival = Observer(dataclasses.replace(app.state.ctx, worker_id="rival"))
-            assert await rival.tick() == 0
+            assert await rival.run(until_idle=True) == 0
             held.release.set()
             assert await asyncio.wait_for(first, budget(QUICK_S)) == 1
 
