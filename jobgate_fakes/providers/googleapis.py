@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from fastapi import Request
+from fastapi.responses import JSONResponse, Response
 
 from jobgate_fakes.providers.base import Fake, FakeError
 from jobgate_fakes.providers.faults import Fault
@@ -175,3 +176,38 @@ def page(
     more = start + size < len(items)
     token = base64.urlsafe_b64encode(str(start + size).encode()).decode() if more else None
     return list(items[start : start + size]), token
+
+
+# google.longrunning's operations.list: both Google fakes page the same way (AIP-158).
+OPERATIONS_PAGE_SIZE, OPERATIONS_MAX_PAGE_SIZE = 50, 1000
+
+
+async def list_operations(
+    fake: Fake,
+    operations: Sequence[Any],
+    parent: str,
+    match: Callable[[Any], bool],
+    page_size: int,
+    page_token: str,
+    errors: GoogleErrors,
+) -> Response:
+    """`GET .../operations`: the operations under `parent` that `match`, newest first as
+    given, one page at a time; an empty `operations` and the token are left out. The
+    caller counts the call first (a filter it refuses is a list call too)."""
+    found = [op for op in operations if op.name.startswith(parent) and match(op)]
+    shown, token = page(
+        found,
+        page_size,
+        page_token,
+        errors,
+        default_size=OPERATIONS_PAGE_SIZE,
+        max_size=OPERATIONS_MAX_PAGE_SIZE,
+    )
+
+    def effect() -> Response:
+        body: dict[str, Any] = {"operations": [op.to_json() for op in shown]}
+        if token:
+            body["nextPageToken"] = token
+        return JSONResponse({k: v for k, v in body.items() if v})
+
+    return await fake.guarded("list", effect)

@@ -7,25 +7,23 @@ Auth is `Authorization: Bearer <access token>` (the fake's `api_key`). Errors ar
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 
+from jobgate_fakes.providers import googleapis
 from jobgate_fakes.providers.base import Fake, FakeError, Jobs, fake_app, json_object
 from jobgate_fakes.providers.google_translate import model as m
 from jobgate_fakes.providers.googleapis import (
     GoogleErrors,
     Quota,
     bearer_guard,
-    page,
     project_number,
 )
 from jobgate_fakes.providers.settings import FakeSettings
 
 OPS = ("create", "get", "cancel", "list", "delete")
 SERVICE = "translate.googleapis.com"
-DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE = 50, 1000
 _QUOTA = Quota(
     "Batch translation requests",
     "Batch translation requests per minute",
@@ -136,26 +134,15 @@ def create_app(settings: FakeSettings | None = None) -> FastAPI:
     ) -> Response:
         fake.stats.list_call()
         parent = f"projects/{project_number(project)}/locations/{location}/"
-        match = _filter(filter, errors)
-        found = [
-            op for op in state.operations.newest_first() if op.name.startswith(parent) and match(op)
-        ]
-        shown, token = page(
-            found,
+        return await googleapis.list_operations(
+            fake,
+            state.operations.newest_first(),
+            parent,
+            _filter(filter, errors),
             page_size,
             page_token,
             errors,
-            default_size=DEFAULT_PAGE_SIZE,
-            max_size=MAX_PAGE_SIZE,
         )
-
-        def effect() -> Response:
-            body: dict[str, Any] = {"operations": [op.to_json() for op in shown]}
-            if token:
-                body["nextPageToken"] = token
-            return JSONResponse({k: v for k, v in body.items() if v})
-
-        return await fake.guarded("list", effect)
 
     app.include_router(v3)
     return app
