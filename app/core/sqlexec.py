@@ -1,6 +1,7 @@
 """SQLAlchemy Core statements, compiled by SQLAlchemy, run on a bare driver connection.
 
-Issue 11: the gateway's CPU went to SQLAlchemy's execution machinery, not to SQL. A
+docs/history/benchmarks.md: the gateway's CPU went to SQLAlchemy's execution machinery, not
+to SQL. A
 read of one row through an `AsyncSession` cost about 335 us of CPU on SQLite and 900 us
 on PostgreSQL; the same statement on the driver alone, 12 us and 60 us. Most of the
 difference is the session, the async adaptation (a greenlet per call), the pool, the

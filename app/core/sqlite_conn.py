@@ -14,7 +14,7 @@ transaction that holds its lock, a deferred `BEGIN`, a read, a COMMIT. So:
 - everything else runs on the loop, a statement whole (execute, rows, counts).
 Without WAL (a file system that refuses it), every call goes to the thread.
 
-Issue 11 measured what this replaces (SQLAlchemy's aiosqlite adapter and, before it,
+docs/history/benchmarks.md measured what it replaces (SQLAlchemy's aiosqlite adapter and, before it,
 aiosqlite's thread for every call): see the README's benchmark section.
 """
 

@@ -1,6 +1,6 @@
 """Build failures and step exceptions are recorded, never silent, and stall at a limit.
 
-Issue 8: an input nested hundreds deep was accepted, then every observer step
+Found by fuzzing: an input nested hundreds deep was accepted, then every observer step
 raised RecursionError; it was retried every 60 s, never written to history, and
 stayed "processing, NOT finished" past its create deadline.
 """

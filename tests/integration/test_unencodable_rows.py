@@ -1,6 +1,6 @@
 """Rows that already hold unencodable text (written by older versions) break no list.
 
-Issue 8: one create with a lone surrogate in a label made every list that included
+Found by fuzzing: one create with a lone surrogate in a label made every list that included
 the row answer 500, for everyone, for good. The intake now refuses such text; rows
 written before that are shown with U+FFFD in place of what cannot be encoded.
 """

@@ -343,7 +343,7 @@ def _check(
         # second job. The gateway sees that (contract_violation) unless it was killed
         # between the replay's answer and its write: then the lookup that settles the
         # doubt may list only the first job (list_delay), and nothing jobgate holds names
-        # the second. Seen once in CI on PostgreSQL (stop 24): two jobs, state succeeded.
+        # the second. Seen once in CI on PostgreSQL: two jobs, state succeeded.
         provider_broke_token = name == "different_job_id" and (
             row.state == "contract_violation" or op_id in died
         )

@@ -1,0 +1,36 @@
+"""The repository stands on its own: code, tests and docs cite the doc in docs/ that says
+a thing, never a brief or a tracker a user's clone does not hold."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FOLDERS = ["app", "jobgate_client", "jobgate_fakes", "tests", "docs", "bench", "alembic"]
+OUTSIDE = re.compile(r"\bSPEC\b\s*(?:section|§|[0-9H])|\bissues? #?[0-9]+\b|\bstop [0-9]+\b", re.I)
+
+
+def sources() -> list[Path]:
+    found = [ROOT / "README.md", ROOT / "Makefile", ROOT / "pyproject.toml"]
+    for folder in FOLDERS:
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix in {".py", ".md", ".yaml", ".toml", ".html"} and path != Path(__file__):
+                found.append(path)
+    return found
+
+
+def test_nothing_cites_a_document_outside_the_repository() -> None:
+    hits = []
+    for path in sources():
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if OUTSIDE.search(line):
+                hits.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
+    assert not hits, "\n".join(hits)
+
+
+def test_the_pattern_catches_what_it_is_for() -> None:
+    for text in ("see SPEC section 3", "(SPEC 1.10)", "issue 11's figures", "Issue #8", "stop 22"):
+        assert OUTSIDE.search(text), text
+    for text in ("the spec of tasks", "an issue with", "a SPECIAL case", "stops 2 polls"):
+        assert not OUTSIDE.search(text), text
