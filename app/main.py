@@ -71,7 +71,7 @@ def build_context(settings: Settings, *, clock: Clock, http: httpx2.AsyncClient)
         clock=clock,
         settings=settings,
         notifier=Notifier(),
-        results=ResultStore(settings.data_dir),
+        results=ResultStore(settings.data_dir, settings.storage_reserve_bytes),
         worker_id=settings.observer_id or default_worker_id(),
         env=env,
     )

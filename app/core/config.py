@@ -71,6 +71,9 @@ class Settings(BaseSettings):
     """The longest a `/wait` holds, whatever the caller asks."""
     max_held_per_key: int = Field(default=100, ge=1)
     """Waits and event streams one key holds open at once, per process (`429` past it)."""
+    storage_reserve_bytes: int = Field(default=32 * 1024 * 1024, ge=0)
+    """Free space kept on the data disk: a result that would leave less is not written
+    (the operation retries it later), and `/v1/readyz` answers 503 below it."""
     inline_result_max_bytes: int = 64 * 1024
     """A checked result up to this size is kept in the operation's row; a larger one in
     the content-addressed store under `data_dir`. `GET /v1/operations/{id}/result` serves

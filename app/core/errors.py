@@ -6,14 +6,18 @@ An error about an existing operation also carries that operation's body beside i
 from __future__ import annotations
 
 import logging
+import sqlite3
 from typing import Any
 
+import asyncpg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
+from app.core import write_faults
 from app.core.text import degrade
 
 log = logging.getLogger(__name__)
@@ -171,6 +175,31 @@ def install(app: FastAPI) -> None:
             str(exc.detail),
             headers=headers,
         )
+
+    async def _write_fault(request: Request, exc: Exception) -> JSONResponse:
+        """Storage full or database gone: a documented answer with Retry-After, and the
+        connection kept (a handler here, unlike the catch-all below, answers without
+        re-raising, so the server does not close the connection)."""
+        kind = write_faults.kind_of(exc)
+        if kind is None:
+            return await _unexpected(request, exc)
+        log.warning("%s: %s", kind, exc)
+        retry = write_faults.RETRY_AFTER_SECONDS
+        if kind == "storage_full":
+            status, words = 507, write_faults.STORAGE_FULL_MESSAGE
+        else:
+            status, words = 503, write_faults.DATABASE_GONE_MESSAGE
+        return error_response(
+            status,
+            kind,
+            words.format(retry=retry),
+            {"retry_after_seconds": retry},
+            headers={"Retry-After": str(retry)},
+        )
+
+    for fault in (OSError, sqlite3.Error, SQLAlchemyError, asyncpg.PostgresError,
+                  asyncpg.InterfaceError):  # fmt: skip
+        app.add_exception_handler(fault, _write_fault)
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

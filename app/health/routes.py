@@ -32,9 +32,22 @@ LANDING = """<!doctype html>
 
 @router.get("/v1/readyz", operation_id="ready", include_in_schema=False)
 async def ready(request: Request) -> JSONResponse:
-    """200 when the database answers and is at the head migration; 503 with the reason."""
-    state = await check(request.app.state.ctx.db)
-    return JSONResponse(state.as_json(), status_code=200 if state.ready else 503)
+    """200 when the database answers and is at the head migration and the data disk has
+    more free space than its reserve (JOBGATE_STORAGE_RESERVE_BYTES); 503 with the reason."""
+    ctx = request.app.state.ctx
+    state = await check(ctx.db)
+    body = state.as_json()
+    free = ctx.results.free_bytes()
+    body["storage_free_bytes"] = free
+    ready = state.ready
+    if free < ctx.results.reserve_bytes:
+        ready = False
+        body["ready"] = False
+        full = (
+            f"the data disk has {free} bytes free, below its reserve of {ctx.results.reserve_bytes}"
+        )
+        body["reason"] = full if state.ready else f"{state.reason}; {full}"
+    return JSONResponse(body, status_code=200 if ready else 503)
 
 
 @router.get("/", include_in_schema=False)

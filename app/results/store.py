@@ -2,31 +2,57 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
+from app.core.write_faults import StorageFull
+
 
 class ResultStore:
-    """Files named by their sha256 under `<data_dir>/results/ab/cd/<sha256>.json`."""
+    """Files named by their sha256 under `<data_dir>/results/ab/cd/<sha256>.json`.
 
-    def __init__(self, data_dir: Path) -> None:
+    A write that would leave less than `reserve_bytes` free on the disk is refused before
+    anything is written (`StorageFull`), and a write that fails midway leaves no file
+    behind: a result larger than the free space cannot fill the disk again on every retry.
+    """
+
+    def __init__(self, data_dir: Path, reserve_bytes: int = 0) -> None:
         self.root = data_dir / "results"
+        self.reserve_bytes = reserve_bytes
 
     def path_for(self, sha256: str) -> Path:
         return self.root / sha256[:2] / sha256[2:4] / f"{sha256}.json"
+
+    def free_bytes(self) -> int:
+        """Bytes free to this process on the disk that holds the store."""
+        where = self.root if self.root.exists() else self.root.parent
+        return shutil.disk_usage(where).free
 
     def put(self, sha256: str, raw: bytes) -> str:
         """Write once (atomic rename, fsync); returns the reference stored in the row."""
         path = self.path_for(sha256)
         if not path.exists():
+            free = self.free_bytes()
+            if len(raw) + self.reserve_bytes > free:
+                raise StorageFull(
+                    f"storage full: the result needs {len(raw)} bytes and the disk has {free} "
+                    f"free, {self.reserve_bytes} of them kept in reserve"
+                )
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(raw)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(raw)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
         return f"sha256:{sha256}"
 
     def get(self, ref: str) -> bytes:

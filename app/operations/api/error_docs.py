@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core import write_faults
 from app.operations.contract.schemas import ErrorBody, ErrorWithOperation
 
 OP = "op_01JD7ZQ6R4X0P8V6N1K2M3B4C5"
@@ -129,6 +130,14 @@ CODES: dict[str, tuple[int, str]] = {
     ),
     "webhook_secret_invalid": (503, "The configured webhook secret is not valid base64."),
     "internal_error": (500, "The gateway hit an internal error; nothing was reported as done."),
+    "storage_full": (
+        507,
+        write_faults.STORAGE_FULL_MESSAGE.format(retry=write_faults.RETRY_AFTER_SECONDS),
+    ),
+    "database_unavailable": (
+        503,
+        write_faults.DATABASE_GONE_MESSAGE.format(retry=write_faults.RETRY_AFTER_SECONDS),
+    ),
 }
 # Codes whose answer carries the operation's body beside the error.
 ABOUT_OPERATION = frozenset(
@@ -148,7 +157,15 @@ ABOUT_OPERATION = frozenset(
     }
 )
 # Every route may answer these.
-COMMON = ("unauthorized", "body_too_large", "invalid_request", "malformed_json", "internal_error")
+COMMON = (
+    "unauthorized",
+    "body_too_large",
+    "invalid_request",
+    "malformed_json",
+    "internal_error",
+    "storage_full",
+    "database_unavailable",
+)
 BY_ID = (*COMMON, "operation_not_found")
 
 

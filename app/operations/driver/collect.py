@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from app.core.write_faults import StorageFull
 from app.operations.domain.states import Evidence, EvidenceKind, State
-from app.operations.driver.decision import Decision, needs_human
+from app.operations.driver.decision import Decision, Note, needs_human
 from app.providers.counts import Counts
 from app.providers.outcome import Facts, ResultClass, judge
 from app.providers.types import CallResult, Outcome, RemoteClass
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
 
 _OUTPUT_FIELDS = ("result", "result_ref", "result_size", "result_sha256")
 SUMMARY_KEYS = ("processed", "succeeded", "failed", "not_processed")  # `result_summary`
+# A result with no room on the disk is fetched again this much later (scaled).
+STORAGE_RETRY_SECONDS = 60.0
+STORAGE_FULL = "storage_full"  # the history kind of the note it leaves
 OFFLOAD_BYTES = 256 * 1024  # results carried in more bytes than this are checked in a thread
 
 
@@ -115,6 +119,26 @@ def _store(ctx: AppContext, sha256: str, result: Any) -> str:
     return ctx.results.put(sha256, canonical(result))
 
 
+def _no_room(ctx: AppContext, op: Operation, why: str, exchanges: list[Any]) -> Decision:
+    """The result was fetched and checked but the disk has no room for it: nothing is
+    written, and it is fetched again later (a step that applies: not a step failure), until
+    the result deadline makes it `result_unavailable`."""
+    if ctx.now() >= op.result_deadline_at:
+        d = _unavailable(f"the gateway had no room to store the result until the deadline ({why})")
+        d.exchanges = exchanges
+        return d
+    cause = f"result not kept: {why}; will fetch it again"
+    delay = ctx.settings.scaled(STORAGE_RETRY_SECONDS)
+    return Decision(
+        None,
+        cause,
+        fields={"poll_attempt": op.poll_attempt + 1},
+        delay=delay,
+        exchanges=exchanges,
+        notes=[Note(STORAGE_FULL, cause, {"retry_in_seconds": delay})],
+    )
+
+
 def _unavailable(why: str) -> Decision:
     return needs_human(
         State.RESULT_UNAVAILABLE,
@@ -151,7 +175,10 @@ async def checked(
 async def _judge(
     ctx: AppContext, profile: Profile, op: Operation, res: CallResult, exchanges: list[Any]
 ) -> Decision:
-    verdict, fields = await checked(ctx, profile, op, res)
+    try:
+        verdict, fields = await checked(ctx, profile, op, res)
+    except StorageFull as full:
+        return _no_room(ctx, op, str(full), exchanges)
     if not verdict.ok:
         return needs_human(
             State.RESULT_VALIDATION_FAILED,

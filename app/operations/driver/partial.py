@@ -15,6 +15,7 @@ no words ever offer what `GET /result` would not show.
 
 from __future__ import annotations
 
+from app.core.write_faults import StorageFull
 from app.operations.context import AppContext
 from app.operations.domain.models import Operation
 from app.operations.domain.states import State
@@ -54,7 +55,11 @@ async def keep_partial(
         decision.fields["result_summary"] = summary_of(found.counts)
     if not found.keep_partial or not holds_items(got.result):
         return decision
-    check, fields = await checked(ctx, profile, op, got)
+    try:
+        check, fields = await checked(ctx, profile, op, got)
+    except StorageFull as full:
+        decision.notes.append(Note(NOTE, f"the partial output was not kept: {full}", {}))
+        return decision
     if not check.ok:
         why = f"the partial output failed its checks ({check.code}); not kept"
         decision.notes.append(Note(NOTE, why, {"check": check.code}))
