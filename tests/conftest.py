@@ -263,8 +263,9 @@ async def gateway(
     from app.main import create_app
 
     clock = FakeClock()
+    extra = dict(gateway_settings)  # may name another database_url (a proxy in front of it)
     app = create_app(
-        make_settings(database_url, mock_url, tmp_path, **gateway_settings),
+        make_settings(extra.pop("database_url", database_url), mock_url, tmp_path, **extra),
         clock=clock,
         run_observer=False,
     )

@@ -27,8 +27,11 @@ class ResultStore:
         return self.root / sha256[:2] / sha256[2:4] / f"{sha256}.json"
 
     def free_bytes(self) -> int:
-        """Bytes free to this process on the disk that holds the store."""
-        where = self.root if self.root.exists() else self.root.parent
+        """Bytes free to this process on the disk that will hold the store (the nearest
+        folder that exists: the store and its data dir are made on the first write)."""
+        where = self.root
+        while not where.exists() and where != where.parent:
+            where = where.parent
         return shutil.disk_usage(where).free
 
     def put(self, sha256: str, raw: bytes) -> str:

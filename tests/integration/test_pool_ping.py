@@ -49,12 +49,13 @@ async def test_a_pooled_connection_closed_by_the_server_is_replaced_before_use(
 @pytest.mark.parametrize("gateway_settings", [{"db_ping_after_idle_seconds": 3600}])
 async def test_a_connection_used_within_the_idle_limit_is_not_pinged(gateway: Gateway) -> None:
     """What the ping saves, and why the test above can fail: unpinged, the closed
-    connection reaches one request (a JSON 5xx), and the pool is replaced after it."""
+    connection reaches one request (a 503 database_unavailable: the connection is gone,
+    nothing was written), and the pool is replaced after it."""
     assert await list_status(gateway) == 200
     assert close_server_side(gateway.ctx.db.url) >= 1
     transport = httpx2.ASGITransport(app=gateway.app, raise_app_exceptions=False)
     async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
         failed = await http.get("/v1/operations")
-    assert failed.status_code == 500
-    assert failed.json()["error"]["code"] == "internal_error", failed.text
+    assert failed.status_code == 503
+    assert failed.json()["error"]["code"] == "database_unavailable", failed.text
     assert await list_status(gateway) == 200
