@@ -12,7 +12,6 @@ from datetime import datetime
 from typing import Any
 
 from app.core import telemetry
-from app.core.after_commit import on_commit
 from app.core.txn import Txn
 from app.operations import events
 from app.operations import repository as repo
@@ -22,7 +21,7 @@ from app.operations.states import Evidence, State, TransitionRefused, check_tran
 
 
 async def transition(
-    session: Txn,
+    txn: Txn,
     op: Operation,
     to: State,
     *,
@@ -45,7 +44,7 @@ async def transition(
     check_transition(from_state, to, evidence)
     fields = dict(fields or {})
     applied = await repo.transition(
-        session,
+        txn,
         op.id,
         expect_state=from_state,
         expect_version=op.version,
@@ -71,21 +70,21 @@ async def transition(
         to_state=to.value,
         data=payload,
     )
-    await repo.append_history_rows(session, [*before, entry])
+    await repo.append_history_rows(txn, [*before, entry])
     for key, value in fields.items():
         setattr(op, key, value)
     op.state = to
     op.version += 1
     op.updated_at = now
-    on_commit(session, _announce(op, from_state, to, actor, cause))
+    txn.on_commit(_announce(op, from_state, to, actor, cause))
     if is_done(to):
         # Subscribers (the callbacks outbox) write in this transaction: no lost or phantom event.
-        await events.emit_done(session, op, to, now)
+        await events.emit_done(txn, op, to, now)
     return True
 
 
 async def record_refusal(
-    session: Txn,
+    txn: Txn,
     op: Operation,
     err: TransitionRefused,
     *,
@@ -104,7 +103,7 @@ async def record_refusal(
         from_state=err.from_state.value,
         to_state=err.to_state.value,
     )
-    await repo.append_history_rows(session, [*before, entry])
+    await repo.append_history_rows(txn, [*before, entry])
 
 
 def _announce(
@@ -134,12 +133,12 @@ def row(
     )
 
 
-async def write(session: Txn, rows: Sequence[dict[str, Any]]) -> None:
-    await repo.append_history_rows(session, list(rows))
+async def write(txn: Txn, rows: Sequence[dict[str, Any]]) -> None:
+    await repo.append_history_rows(txn, list(rows))
 
 
 async def record(
-    session: Txn,
+    txn: Txn,
     op: Operation,
     *,
     kind: str,
@@ -149,4 +148,4 @@ async def record(
     data: Any = None,
 ) -> None:
     """One history row that is not a transition: an exchange, observation or note."""
-    await write(session, [row(op, kind=kind, actor=actor, cause=cause, now=now, data=data)])
+    await write(txn, [row(op, kind=kind, actor=actor, cause=cause, now=now, data=data)])

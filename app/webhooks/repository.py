@@ -14,6 +14,6 @@ from app.webhooks.models import WebhookEvent
 EVENTS = WebhookEvent.__table__  # type: ignore[attr-defined]
 
 
-async def record_event(session: Txn, **values: Any) -> bool:
+async def record_event(txn: Txn, **values: Any) -> bool:
     """Insert the event row; False when this (provider, event id) was already recorded."""
-    return await insert_if_absent(session, EVENTS, values)
+    return await insert_if_absent(txn, EVENTS, values)

@@ -15,19 +15,19 @@ from app.operations.repository.tables import HIST, ITEMS, OPS, Fence
 from app.operations.states import State, is_done
 
 
-async def insert_operation(session: Txn, op: Operation) -> None:
-    session.add(op)
-    await session.flush()
+async def insert_operation(txn: Txn, op: Operation) -> None:
+    txn.add(op)
+    await txn.flush()
 
 
-async def _one_row(session: Txn, stmt: Any, params: dict[str, Any] | None = None) -> bool:
+async def _one_row(txn: Txn, stmt: Any, params: dict[str, Any] | None = None) -> bool:
     """Run a guarded UPDATE of one row (a prebuilt one with its `params`); True only if
     its guard still held (one row hit)."""
-    result = await session.execute(stmt, params)
+    result = await txn.execute(stmt, params)
     return result.rowcount == 1
 
 
-async def make_due_now(session: Txn, op_id: str, *, now: datetime, reason: str) -> bool:
+async def make_due_now(txn: Txn, op_id: str, *, now: datetime, reason: str) -> bool:
     """Make the operation due now, if automation still runs it and nobody holds it.
 
     A NULL `next_poll_at` means the gateway has nothing more to do (done): a late
@@ -44,7 +44,7 @@ async def make_due_now(session: Txn, op_id: str, *, now: datetime, reason: str) 
         )
         .values(next_poll_at=now, next_poll_reason=reason[:200])
     )
-    return await _one_row(session, stmt)
+    return await _one_row(txn, stmt)
 
 
 def history_row(
@@ -71,18 +71,21 @@ def history_row(
     }
 
 
-async def append_history(session: Txn, **row: Any) -> None:
-    await append_history_rows(session, [history_row(**row)])
+async def append_history(txn: Txn, **row: Any) -> None:
+    await append_history_rows(txn, [history_row(**row)])
 
 
-async def append_history_rows(session: Txn, rows: list[dict[str, Any]]) -> None:
+async def append_history_rows(txn: Txn, rows: list[dict[str, Any]]) -> None:
     """Rows of one transaction in one statement, in order (their ids follow it)."""
     if not rows:
         return
-    await session.execute(HIST.insert(), rows)
+    await txn.execute(_HIST_INSERT, rows)
     for row in rows:  # each audit entry commits with its row (and only with it)
-        audit.record_history(session, **row)
+        audit.record_history(txn, **row)
 
+
+_HIST_INSERT = HIST.insert()
+_ITEMS_INSERT = ITEMS.insert()
 
 # Prebuilt guarded UPDATEs (issue 11): built once, their WHERE values bound by name
 # (`k_*`, no column's name) and their SET columns taken from the parameters, so a
@@ -123,7 +126,7 @@ def _guard(op_id: str, fence: Fence | None) -> dict[str, Any]:
 
 
 async def transition(
-    session: Txn,
+    txn: Txn,
     op_id: str,
     *,
     expect_state: State,
@@ -138,12 +141,12 @@ async def transition(
     stmt = _TRANSITION if fence is None else _TRANSITION_FENCED
     params = _set(fields, state=to.value, updated_at=at)
     params.update(_guard(op_id, fence), k_state=expect_state.value, k_version=expect_version)
-    if session.dialect.name != "postgresql":
-        return await _one_row(session, stmt, params)
+    if txn.dialect.name != "postgresql":
+        return await _one_row(txn, stmt, params)
     # Delivered on commit, so listeners never see a change that rolled back. "open"
     # says the operation is certainly not done (core/pg_listen.py).
     params["k_note"] = note(op_id, to, fields)
-    return len((await session.execute(_NOTIFYING[stmt], params)).all()) == 1
+    return len((await txn.execute(_NOTIFYING[stmt], params)).all()) == 1
 
 
 def note(op_id: str, to: State, fields: dict[str, Any]) -> str:
@@ -159,7 +162,7 @@ def note(op_id: str, to: State, fields: dict[str, Any]) -> str:
 
 
 async def fenced_update(
-    session: Txn,
+    txn: Txn,
     op_id: str,
     *,
     fence: Fence,
@@ -170,13 +173,13 @@ async def fenced_update(
     """Write fields without a state change (observations, schedule), fenced by the lease."""
     params = {**_set(fields, updated_at=at), **_guard(op_id, fence)}
     if expect_state is None:
-        return await _one_row(session, _FENCED, params)
+        return await _one_row(txn, _FENCED, params)
     params["k_state"] = expect_state.value
-    return await _one_row(session, _FENCED_IN_STATE, params)
+    return await _one_row(txn, _FENCED_IN_STATE, params)
 
 
 async def operator_update(
-    session: Txn,
+    txn: Txn,
     op_id: str,
     *,
     expected_version: int,
@@ -193,11 +196,11 @@ async def operator_update(
         .where(OPS.c.id == op_id, OPS.c.version == expected_version)
         .values(version=OPS.c.version + 1, updated_at=at, **fields)
     )
-    return await _one_row(session, stmt)
+    return await _one_row(txn, stmt)
 
 
 async def record_cancel_intent(
-    session: Txn,
+    txn: Txn,
     op_id: str,
     *,
     now: datetime,
@@ -220,13 +223,13 @@ async def record_cancel_intent(
             updated_at=now,
         )
     )
-    return await _one_row(session, stmt)
+    return await _one_row(txn, stmt)
 
 
-async def insert_result_items(session: Txn, op_id: str, items: list[Any]) -> None:
+async def insert_result_items(txn: Txn, op_id: str, items: list[Any]) -> None:
     if not items:
         return
-    await session.execute(
-        ITEMS.insert(),
+    await txn.execute(
+        _ITEMS_INSERT,
         [{"operation_id": op_id, "position": i, "item": item} for i, item in enumerate(items)],
     )
