@@ -8,10 +8,11 @@ when its lease lapses, and the due index never returns rows being worked on.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from sqlalchemy import Integer, bindparam, or_, select, update
+from sqlalchemy import ColumnElement, Integer, Select, Table, Update, bindparam, or_, select, update
 
 from app.core.txn import Txn
 
@@ -19,14 +20,14 @@ from app.core.txn import Txn
 class Due(NamedTuple):
     """A claimed row: its id, when it was due, and who held its (lapsed) lease before."""
 
-    id: Any
+    id: str | int
     due_at: datetime
     prior_owner: str | None
 
 
 async def claim(
     txn: Txn,
-    table: Any,
+    table: Table,
     *,
     next_column: str,
     now: datetime,
@@ -34,8 +35,8 @@ async def claim(
     lease_seconds: float,
     limit: int,
     skip_locked: bool,
-    where: tuple[Any, ...] = (),
-    also: dict[str, Any] | None = None,
+    where: tuple[ColumnElement[bool], ...] = (),
+    also: Mapping[str, ColumnElement[Any]] | None = None,
 ) -> list[Due]:
     """Lease up to `limit` due rows, oldest `next` first; returns them in that order.
 
@@ -57,13 +58,17 @@ async def claim(
     return found
 
 
-_STATEMENTS: dict[tuple[Any, ...], tuple[Any, Any]] = {}
-_KEEP: list[Any] = []
+_STATEMENTS: dict[tuple[object, ...], tuple[Select[Any], Update]] = {}
+_KEEP: list[object] = []
 
 
 def _statements(
-    table: Any, next_column: str, skip_locked: bool, where: tuple[Any, ...], also: dict[str, Any]
-) -> tuple[Any, Any]:
+    table: Table,
+    next_column: str,
+    skip_locked: bool,
+    where: tuple[ColumnElement[bool], ...],
+    also: Mapping[str, ColumnElement[Any]],
+) -> tuple[Select[Any], Update]:
     """The claim's SELECT and UPDATE for one table and shape, built once (compiling
     costs more than running them); the values of a claim are bound by name (`k_*`).
     `where` and `also` are the caller's constants (their objects key the cache)."""

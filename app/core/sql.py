@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from sqlalchemy import Table
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.core.txn import Txn
 
 
-async def insert_if_absent(txn: Txn, table: Any, values: dict[str, Any]) -> bool:
+async def insert_if_absent(txn: Txn, table: Table, values: Mapping[str, object]) -> bool:
     """`INSERT ... ON CONFLICT DO NOTHING RETURNING id`; False when a unique key existed.
 
     A conflict is the expected outcome of a duplicate, not an error: raising and

@@ -22,7 +22,7 @@ what SQLAlchemy's own engine sends and its ORM reads, on both back-ends.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Float, exc, inspect
@@ -200,7 +200,7 @@ class Compiler:
         return plan
 
 
-def bind(plan: Plan, params: dict[str, Any] | None) -> tuple[str, tuple[Any, ...]]:
+def bind(plan: Plan, params: Mapping[str, object] | None) -> tuple[str, tuple[Any, ...]]:
     """The SQL and positional arguments for one set of parameters."""
     compiled = plan.compiled
     if plan.defaults:

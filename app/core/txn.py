@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -85,10 +85,10 @@ class Txn:
     async def execute(
         self,
         stmt: Any,
-        params: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
+        params: Mapping[str, object] | Sequence[Mapping[str, object]] | None = None,
     ) -> Result:
         """Run `stmt` once, or once per parameter set if `params` is a list."""
-        if params is not None and not isinstance(params, dict):
+        if params is not None and not isinstance(params, Mapping):
             return await self._execute_many(stmt, list(params))
         plan = self.compiler.plan(stmt, params or (), False)
         self._may(plan)
@@ -100,7 +100,7 @@ class Txn:
             return Result(plain_rows(rows, names), count)
         return Result(plan.reader.rows(rows), count)
 
-    async def _execute_many(self, stmt: Any, params: list[dict[str, Any]]) -> Result:
+    async def _execute_many(self, stmt: Any, params: list[Mapping[str, object]]) -> Result:
         if not params:
             return Result([], 0)
         plan = self.compiler.plan(stmt, params[0].keys(), len(params) > 1)

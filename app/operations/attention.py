@@ -111,7 +111,7 @@ async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest)
         EvidenceKind.OPERATOR_DECISION, {"decision": req.decision, "by": who}, operator=True
     )
     data: dict[str, Any] = {"decision": req.model_dump()}
-    before: list[dict[str, Any]] = []
+    before: list[repo.HistoryRow] = []
     if req.decision == "accept_job" and req.remote_job_id:
         # What the provider shows of the job, read before any write (accept_check.py).
         checked = await accept_check.verify(ctx, op, req.remote_job_id)

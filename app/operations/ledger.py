@@ -16,7 +16,7 @@ from app.core.txn import Txn
 from app.operations import events
 from app.operations import repository as repo
 from app.operations.models import Operation
-from app.operations.repository import Fence
+from app.operations.repository import Fence, HistoryRow
 from app.operations.states import Evidence, State, TransitionRefused, check_transition, is_done
 
 
@@ -32,7 +32,7 @@ async def transition(
     fence: Fence | None,
     fields: dict[str, Any] | None = None,
     data: Any = None,
-    before: Sequence[dict[str, Any]] = (),
+    before: Sequence[HistoryRow] = (),
 ) -> bool:
     """Apply `op.state -> to`; raises TransitionRefused; False if someone else moved it.
 
@@ -90,7 +90,7 @@ async def record_refusal(
     *,
     actor: str,
     now: datetime,
-    before: Sequence[dict[str, Any]] = (),
+    before: Sequence[HistoryRow] = (),
 ) -> None:
     """A refused transition is evidence too: keep it (after `before`), change nothing else."""
     telemetry.refused(op.id, op.trace_id, err.from_state.value, err.to_state.value, err.reason)
@@ -117,8 +117,8 @@ def _announce(
 
 
 def row(
-    op: Operation, *, kind: str, actor: str, cause: str, now: datetime, data: Any = None
-) -> dict[str, Any]:
+    op: Operation, *, kind: str, actor: str, cause: str, now: datetime, data: object = None
+) -> HistoryRow:
     """A history row that is not a transition (an exchange, observation or note), for
     `write` or a transition's `before`: rows of one transaction go in one statement."""
     return repo.history_row(
@@ -133,7 +133,7 @@ def row(
     )
 
 
-async def write(txn: Txn, rows: Sequence[dict[str, Any]]) -> None:
+async def write(txn: Txn, rows: Sequence[HistoryRow]) -> None:
     await repo.append_history_rows(txn, list(rows))
 
 

@@ -200,7 +200,7 @@ async def _observe(
     fields: dict[str, Any],
     actor: str,
     now: Any,
-    facts: list[dict[str, Any]],
+    facts: list[repo.HistoryRow],
 ) -> bool:
     """No state change: the schedule and fields, then `facts` and the observation."""
     applied = await repo.fenced_update(

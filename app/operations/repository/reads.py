@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, or_, select
+from sqlalchemy import ColumnElement, Select, and_, bindparam, or_, select
 from sqlalchemy.exc import DataError
 
 from app.core.txn import Txn
@@ -193,7 +193,9 @@ async def list_operations(
         return await _scan_labels(txn, stmt, key, value, limit)
 
 
-async def _scan_labels(txn: Txn, stmt: Any, key: str, value: str, limit: int) -> list[Operation]:
+async def _scan_labels(
+    txn: Txn, stmt: Select[Operation], key: str, value: str, limit: int
+) -> list[Operation]:
     out: list[Operation] = []
     async for op in await txn.stream_scalars(stmt):
         if isinstance(op.labels, dict) and str(op.labels.get(key)) == value:
@@ -203,7 +205,7 @@ async def _scan_labels(txn: Txn, stmt: Any, key: str, value: str, limit: int) ->
     return out
 
 
-def needs_human() -> Any:
+def needs_human() -> ColumnElement[bool]:
     """What the attention inbox holds: needs-attention states, plus partial results
     (succeeded with failed or never-processed items) nobody has acknowledged. The whole
     condition is SQL."""

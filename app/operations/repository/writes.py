@@ -3,10 +3,11 @@ lease, or checked against the version an operator read. Functions flush, never c
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
-from sqlalchemy import bindparam, func, or_, update
+from sqlalchemy import Update, bindparam, func, or_, update
 
 from app import audit
 from app.core.txn import Txn
@@ -14,13 +15,29 @@ from app.operations.models import Operation
 from app.operations.repository.tables import HIST, ITEMS, OPS, Fence
 from app.operations.states import State, is_done
 
+# The columns an UPDATE sets, by name (`_set` refuses a name that is no column).
+Fields = Mapping[str, object]
+
+
+class HistoryRow(TypedDict):
+    """One history row, as `append_history_rows` writes it."""
+
+    operation_id: str
+    at: datetime
+    kind: str
+    actor: str
+    cause: str
+    from_state: str | None
+    to_state: str | None
+    data: object
+
 
 async def insert_operation(txn: Txn, op: Operation) -> None:
     txn.add(op)
     await txn.flush()
 
 
-async def _one_row(txn: Txn, stmt: Any, params: dict[str, Any] | None = None) -> bool:
+async def _one_row(txn: Txn, stmt: Update, params: Fields | None = None) -> bool:
     """Run a guarded UPDATE of one row (a prebuilt one with its `params`); True only if
     its guard still held (one row hit)."""
     result = await txn.execute(stmt, params)
@@ -56,8 +73,8 @@ def history_row(
     cause: str,
     from_state: str | None = None,
     to_state: str | None = None,
-    data: Any = None,
-) -> dict[str, Any]:
+    data: object = None,
+) -> HistoryRow:
     """One history row, as `append_history_rows` writes it."""
     return {
         "operation_id": operation_id,
@@ -71,11 +88,32 @@ def history_row(
     }
 
 
-async def append_history(txn: Txn, **row: Any) -> None:
-    await append_history_rows(txn, [history_row(**row)])
+async def append_history(
+    txn: Txn,
+    *,
+    operation_id: str,
+    at: datetime,
+    kind: str,
+    actor: str,
+    cause: str,
+    from_state: str | None = None,
+    to_state: str | None = None,
+    data: object = None,
+) -> None:
+    row = history_row(
+        operation_id=operation_id,
+        at=at,
+        kind=kind,
+        actor=actor,
+        cause=cause,
+        from_state=from_state,
+        to_state=to_state,
+        data=data,
+    )
+    await append_history_rows(txn, [row])
 
 
-async def append_history_rows(txn: Txn, rows: list[dict[str, Any]]) -> None:
+async def append_history_rows(txn: Txn, rows: Sequence[HistoryRow]) -> None:
     """Rows of one transaction in one statement, in order (their ids follow it)."""
     if not rows:
         return
@@ -110,7 +148,7 @@ _NOTIFYING[_TRANSITION_FENCED] = _TRANSITION_FENCED.returning(_NOTIFY)
 _COLUMNS = frozenset(OPS.c.keys())
 
 
-def _set(fields: dict[str, Any], **more: Any) -> dict[str, Any]:
+def _set(fields: Fields, **more: object) -> dict[str, object]:
     """The SET values of a prebuilt UPDATE; a name that is no column is refused (the
     statement would silently leave it out)."""
     if unknown := fields.keys() - _COLUMNS:
@@ -118,7 +156,7 @@ def _set(fields: dict[str, Any], **more: Any) -> dict[str, Any]:
     return {**fields, **more}
 
 
-def _guard(op_id: str, fence: Fence | None) -> dict[str, Any]:
+def _guard(op_id: str, fence: Fence | None) -> dict[str, object]:
     """The WHERE values of a prebuilt statement: the row, and (given a fence) its lease."""
     if fence is None:
         return {"k_id": op_id}
@@ -134,7 +172,7 @@ async def transition(
     to: State,
     fence: Fence | None,
     at: datetime,
-    fields: dict[str, Any],
+    fields: Fields,
 ) -> bool:
     """Compare-and-set the state; True only if the row still had the expected state,
     version and (when fenced) lease. The caller writes the history row when applied."""
@@ -149,14 +187,14 @@ async def transition(
     return len((await txn.execute(_NOTIFYING[stmt], params)).all()) == 1
 
 
-def note(op_id: str, to: State, fields: dict[str, Any]) -> str:
+def note(op_id: str, to: State, fields: Fields) -> str:
     """The NOTIFY payload of a transition (app/core/pg_listen.py): "open" if it left the
     operation certainly not done, and the Unix time it falls due if it went back to the
     queue (no lease, a next poll)."""
     if is_done(to):
         return op_id
     due = fields.get("next_poll_at")
-    if due is not None and "lease_owner" in fields and fields["lease_owner"] is None:
+    if isinstance(due, datetime) and "lease_owner" in fields and fields["lease_owner"] is None:
         return f"{op_id} open {due.timestamp():.6f}"
     return f"{op_id} open"
 
@@ -167,7 +205,7 @@ async def fenced_update(
     *,
     fence: Fence,
     at: datetime,
-    fields: dict[str, Any],
+    fields: Fields,
     expect_state: State | None = None,
 ) -> bool:
     """Write fields without a state change (observations, schedule), fenced by the lease."""
@@ -184,7 +222,7 @@ async def operator_update(
     *,
     expected_version: int,
     at: datetime,
-    fields: dict[str, Any],
+    fields: Fields,
 ) -> bool:
     """An operator's write without a state change; refused (False) if the row moved on.
 
@@ -226,7 +264,7 @@ async def record_cancel_intent(
     return await _one_row(txn, stmt)
 
 
-async def insert_result_items(txn: Txn, op_id: str, items: list[Any]) -> None:
+async def insert_result_items(txn: Txn, op_id: str, items: Sequence[object]) -> None:
     if not items:
         return
     await txn.execute(
