@@ -193,6 +193,7 @@ def _keys(args: argparse.Namespace) -> int:
         db = Database(
             settings.database_url,
             info=audit.session_info(settings.audit_enabled, settings.audit_signing_key),
+            before_commit=[audit.append_pending],
         )
         now = SystemClock().now()
         try:

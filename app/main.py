@@ -65,6 +65,7 @@ def build_context(settings: Settings, *, clock: Clock, http: httpx2.AsyncClient)
             settings.database_url,
             info=audit.session_info(settings.audit_enabled, settings.audit_signing_key),
             ping_after=settings.db_ping_after_idle_seconds,
+            before_commit=[audit.append_pending],
         ),
         client=ProviderClient(http, env),
         profiles=profiles,

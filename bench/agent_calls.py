@@ -50,7 +50,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -129,7 +129,7 @@ def gateway(tmp: Path, mock_url: str, scale: float) -> Iterator[str]:
 def status_calls(mock_url: str, job_id: str | None) -> int:
     if not job_id:
         return 0
-    stats = httpx.get(f"{mock_url}/_mock/stats", timeout=10).json()
+    stats = httpx2.get(f"{mock_url}/_mock/stats", timeout=10).json()
     return int(stats["jobs"].get(job_id, {}).get("status_calls", 0))
 
 
@@ -142,7 +142,7 @@ async def naive_agent(
     """Polls the provider itself; believes its status."""
     row = Row("naive", scenario)
     started = time.monotonic()
-    async with httpx.AsyncClient(base_url=mock_url, timeout=10) as http:
+    async with httpx2.AsyncClient(base_url=mock_url, timeout=10) as http:
         body = {"kind": "report", "input": job_input(scenario, run_ms)}
         created = await http.post(
             "/v1/jobs", json=body, headers={"Idempotency-Key": uuid.uuid4().hex}
@@ -170,14 +170,14 @@ async def naive_agent(
     return row
 
 
-class _Counting(httpx.HTTPTransport):
+class _Counting(httpx2.HTTPTransport):
     """Counts the client's requests and keeps the operation bodies it received."""
 
     def __init__(self, row: Row) -> None:
         super().__init__()
         self.row = row
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         response = super().handle_request(request)
         self.row.agent_calls += 1
         response.read()

@@ -2,7 +2,7 @@
 
 Every write transaction appends its audit entries after the chain's one head, so
 appenders take turns until each commits (app/audit/trail.py). N concurrent writers,
-each a loop of `Database.write()` transactions of one history row and its audit entry
+each a loop of `Database.transaction()` transactions of one history row and its audit entry
 (a step's shape), in three variants, alternating round by round on fresh databases:
 
 - `queue`: as shipped: a transaction-level advisory lock first, then the append;
@@ -45,12 +45,16 @@ SHIPPED_QUEUE = trail._PG_QUEUE
 async def one_round(url: str, variant: str, writers: int, n: int) -> tuple[float, float]:
     """(server CPU us, wall us) per transaction."""
     trail._PG_QUEUE = SHIPPED_QUEUE if variant == "queue" else select(literal(1))
-    db = Database(url, info=audit.session_info(variant != "no audit", None))
+    db = Database(
+        url,
+        info=audit.session_info(variant != "no audit", None),
+        before_commit=[audit.append_pending],
+    )
     now = datetime.now(UTC)
 
     async def writer(i: int, count: int) -> None:
         for _ in range(count):
-            async with db.write() as txn:
+            async with db.transaction() as txn:
                 await repo.append_history(
                     txn, operation_id=f"op_{i}", at=now, kind="note", actor="bench", cause="x"
                 )

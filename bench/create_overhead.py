@@ -4,12 +4,9 @@ Both run as real processes on loopback, measured in one run at the same
 concurrency; prints the median of several rounds and the ratio.
 
     .venv/bin/python bench/create_overhead.py [--n 400] [--concurrency 16] [--rounds 5]
-        [--database-url sqlite:///...|postgresql://...] [--client httpx2|httpx]
+        [--database-url sqlite:///...|postgresql://...]
 
-The bench's client is httpx2 (the gateway's own library for its provider calls) unless
-`--client httpx`, the library of docs/history/benchmarks.md's first figures: httpx's
-per-request cost grows
-with its pooled connections, which slows the direct path more than the gateway's.
+The bench's client is httpx2, the gateway's own library for its provider calls.
 """
 
 from __future__ import annotations

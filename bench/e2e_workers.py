@@ -10,7 +10,7 @@ fetch the result and check its RFC 8785 sha256. Each runs a warm-up batch first,
 then prints one JSON line with the timed phase's figures (wall time, per-job
 latencies, CPU of this process) on stdout. The spec is written by `end_to_end.py`;
 its `client` names the HTTP client library both use for the provider's calls (httpx2,
-as the gateway does, unless `end_to_end.py --client httpx`).
+as the gateway does).
 """
 
 from __future__ import annotations

@@ -15,13 +15,9 @@ C jobs first.
         [--only ceiling,jobgate-sqlite,jobgate-postgres,dbos-sqlite,dbos-postgres]
         [--poll-ms 10] [--pg-url postgresql://postgres@127.0.0.1:5432/] [--json]
         [--gateway-env JOBGATE_OBSERVER_BATCH=50 ...] [--py-spy DIR] [--render FILE.json]
-        [--client httpx2|httpx]
 
 Every HTTP client on the bench's side (the ceiling's and DBOS's provider calls, jobgate's
-agents) is httpx2, the library the gateway makes its provider calls with; `--client
-httpx` puts them on httpx, as docs/history/benchmarks.md's first table was measured
-(the gateway stays on
-httpx2; httpx's pool costs grow with its pooled connections, see pyproject.toml).
+agents) is httpx2, the library the gateway makes its provider calls with.
 
 Contenders (table rows; columns are the database each one writes to):
 - `ceiling`: a plain asyncio + HTTP client loop in its own process; no durability, no

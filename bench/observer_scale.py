@@ -203,7 +203,7 @@ async def explain_claim(engine: AppContext) -> str:
     txn.PROBES.append(grab)
     plan: list[Any] = []
     try:
-        async with engine.db.write() as t:
+        async with engine.db.transaction() as t:
             await repo.claim_due(
                 t,
                 now=engine.now(),

@@ -1,4 +1,4 @@
-"""jobgate's Python client: the REST API over httpx, with `start_and_wait`.
+"""jobgate's Python client: the REST API over httpx2, with `start_and_wait`.
 
 ```python
 from jobgate_client import Client, Succeeded, StillRunning
@@ -8,7 +8,7 @@ with Client("http://127.0.0.1:8080", api_key="jgk_...") as jg:
                                 idempotency_key="report-2024-06", max_wait=120)
 ```
 
-Needs only httpx: nothing here imports the gateway (`app`), FastAPI or SQLAlchemy.
+Needs only httpx2: nothing here imports the gateway (`app`), FastAPI or SQLAlchemy.
 """
 
 from jobgate_client._plans import RetryPolicy

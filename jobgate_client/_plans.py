@@ -1,7 +1,7 @@
 """What each client call does, written once for the sync and the async client.
 
 A plan is a generator that yields what it needs (a `Call` to send, or a `Pause`) and
-receives the answer (an `httpx.Response`, or the `httpx.TransportError` that sending
+receives the answer (an `httpx2.Response`, or the `httpx2.TransportError` that sending
 raised). `Client` and `AsyncClient` only drive plans, so the retry rules, the error
 mapping and `start_and_wait` exist in one place and are tested without a network.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 from urllib.parse import quote
 
-import httpx
+import httpx2
 
 from jobgate_client.errors import (
     ApiError,
@@ -63,7 +63,7 @@ class Pause:
     seconds: float
 
 
-Answer = httpx.Response | httpx.TransportError | None
+Answer = httpx2.Response | httpx2.TransportError | None
 Plan = Generator[Call | Pause, Answer, T]
 
 
@@ -103,14 +103,14 @@ def parse(answer: Answer) -> Any:
     """The JSON of a 2xx answer; otherwise the typed exception for it."""
     if answer is None:
         raise RuntimeError("a plan was resumed without an answer")  # a driver bug
-    if isinstance(answer, httpx.TransportError):
+    if isinstance(answer, httpx2.TransportError):
         raise GatewayUnavailable(f"could not reach the gateway: {answer!r}")
     if answer.is_success:
         return answer.json()
     raise to_error(answer)
 
 
-def to_error(response: httpx.Response) -> ApiError:
+def to_error(response: httpx2.Response) -> ApiError:
     """The exception for an error answer: the gateway's code, message, details, and the
     operation body when it was sent beside the error (contract v2)."""
     try:
@@ -131,13 +131,13 @@ def to_error(response: httpx.Response) -> ApiError:
 
 
 def _retryable(answer: Answer) -> bool:
-    if isinstance(answer, httpx.TransportError):
+    if isinstance(answer, httpx2.TransportError):
         return True
     return answer is not None and (answer.status_code == 429 or answer.status_code >= 500)
 
 
 def _retry_after(answer: Answer) -> float | None:
-    if isinstance(answer, httpx.Response):
+    if isinstance(answer, httpx2.Response):
         try:
             return float(answer.headers.get("retry-after", ""))
         except ValueError:

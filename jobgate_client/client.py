@@ -1,4 +1,4 @@
-"""`Client` (sync) and `AsyncClient`: the jobgate REST API over httpx, nothing else.
+"""`Client` (sync) and `AsyncClient`: the jobgate REST API over httpx2, nothing else.
 
 Both drive the same plans (`_plans.py`); they differ only in how a request is sent
 and how a pause is slept. Every request has an explicit timeout; a `/wait` call's
@@ -12,7 +12,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar, Unpack
 
-import httpx
+import httpx2
 
 from jobgate_client import _plans
 from jobgate_client._plans import Answer, Call, Pause, Plan, RetryPolicy, op_path
@@ -33,7 +33,7 @@ from jobgate_client.types import (
 )
 
 T = TypeVar("T")
-DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+DEFAULT_TIMEOUT = httpx2.Timeout(30.0, connect=10.0)
 USER_AGENT = "jobgate-client/0.1"
 
 
@@ -41,19 +41,19 @@ class _Base:
     """What both clients share: headers, timeouts and the request of a `Call`."""
 
     def __init__(
-        self, api_key: str | None, timeout: float | httpx.Timeout, retry: RetryPolicy | None
+        self, api_key: str | None, timeout: float | httpx2.Timeout, retry: RetryPolicy | None
     ) -> None:
         self._headers = {"User-Agent": USER_AGENT}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
-        self._timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
+        self._timeout = timeout if isinstance(timeout, httpx2.Timeout) else httpx2.Timeout(timeout)
         self.retry = retry or RetryPolicy()
 
     def _request_args(self, call: Call) -> dict[str, Any]:
         timeout = self._timeout
         if call.read_timeout is not None:
             read = max(call.read_timeout, timeout.read or 0.0)
-            timeout = httpx.Timeout(
+            timeout = httpx2.Timeout(
                 connect=timeout.connect, read=read, write=timeout.write, pool=timeout.pool
             )
         return {
@@ -75,7 +75,7 @@ def _need_url(base_url: str | None, http: object | None) -> str:
 class Client(_Base):
     """The sync client. `with Client(url, key) as jg: jg.start_and_wait(...)`.
 
-    Pass `http=` to reuse an `httpx.Client` you own (its base URL is used, and it is
+    Pass `http=` to reuse an `httpx2.Client` you own (its base URL is used, and it is
     not closed here), or `transport=` for tests."""
 
     def __init__(
@@ -83,9 +83,9 @@ class Client(_Base):
         base_url: str | None = None,
         api_key: str | None = None,
         *,
-        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
-        http: httpx.Client | None = None,
-        transport: httpx.BaseTransport | None = None,
+        timeout: float | httpx2.Timeout = DEFAULT_TIMEOUT,
+        http: httpx2.Client | None = None,
+        transport: httpx2.BaseTransport | None = None,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
@@ -93,7 +93,7 @@ class Client(_Base):
         super().__init__(api_key, timeout, retry)
         url = _need_url(base_url, http)
         self._owned = http is None
-        self._http = http or httpx.Client(base_url=url, transport=transport)
+        self._http = http or httpx2.Client(base_url=url, transport=transport)
         self._sleep = sleep
         self._monotonic = monotonic
 
@@ -110,7 +110,7 @@ class Client(_Base):
     def _send(self, call: Call) -> Answer:
         try:
             return self._http.request(**self._request_args(call))
-        except httpx.TransportError as exc:
+        except httpx2.TransportError as exc:
             return exc
 
     def _run(self, plan: Plan[T]) -> T:
@@ -229,9 +229,9 @@ class AsyncClient(_Base):
         base_url: str | None = None,
         api_key: str | None = None,
         *,
-        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
-        http: httpx.AsyncClient | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        timeout: float | httpx2.Timeout = DEFAULT_TIMEOUT,
+        http: httpx2.AsyncClient | None = None,
+        transport: httpx2.AsyncBaseTransport | None = None,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         monotonic: Callable[[], float] = time.monotonic,
@@ -239,7 +239,7 @@ class AsyncClient(_Base):
         super().__init__(api_key, timeout, retry)
         url = _need_url(base_url, http)
         self._owned = http is None
-        self._http = http or httpx.AsyncClient(base_url=url, transport=transport)
+        self._http = http or httpx2.AsyncClient(base_url=url, transport=transport)
         self._sleep = sleep
         self._monotonic = monotonic
 
@@ -256,7 +256,7 @@ class AsyncClient(_Base):
     async def _send(self, call: Call) -> Answer:
         try:
             return await self._http.request(**self._request_args(call))
-        except httpx.TransportError as exc:
+        except httpx2.TransportError as exc:
             return exc
 
     async def _run(self, plan: Plan[T]) -> T:

@@ -1,8 +1,9 @@
 """Appending to the audit trail, in the transaction of the fact it records.
 
 Writers call `record()` (or `record_history()`) next to the fact; nothing is
-written then. When that transaction commits, one `BEFORE_COMMIT` hook
-(app/core/txn.py) appends them in one statement: each INSERT reads the head row
+written then. When that transaction commits, `append_pending` (a commit hook the
+app gives its `Database`, app/main.py) appends them in one statement: each INSERT
+reads the head row
 (`FOR UPDATE` on PostgreSQL; on SQLite the writer lock already serializes), chains
 after it, and moves it (a trigger), all in the same transaction. So the entries
 commit with their fact or not at all, every process extends one chain, and the head
@@ -19,7 +20,6 @@ from sqlalchemy import bindparam, func, select, text, update
 
 from app.audit.chain import Entry, canonical_payload, prefix, seal, sign_head
 from app.audit.models import AuditEntry, AuditHead
-from app.core import txn as txn_hooks
 from app.core.txn import Txn
 from app.core.types import UTCDateTime
 
@@ -46,7 +46,7 @@ def session_info(enabled: bool, signing_key: str | None) -> dict[str, Any]:
 
 
 def record(
-    session: Txn,
+    txn: Txn,
     *,
     kind: str,
     at: datetime,
@@ -55,7 +55,7 @@ def record(
     payload: Any = None,
 ) -> None:
     """Queue one entry; it is chained and written when this transaction commits."""
-    info = session.info
+    info = txn.info
     if info.get(ENABLED, True) is False:
         return
     pending: list[Entry] = info.setdefault(PENDING, [])
@@ -83,7 +83,7 @@ def history_kind(kind: str, from_state: str | None, data: Any) -> str:
 
 
 def record_history(
-    session: Txn,
+    txn: Txn,
     *,
     operation_id: str,
     at: datetime,
@@ -96,7 +96,7 @@ def record_history(
 ) -> None:
     """The audit entry of one history row (every history row has one)."""
     record(
-        session,
+        txn,
         kind=history_kind(kind, from_state, data),
         at=at,
         actor=actor,
@@ -190,10 +190,8 @@ def _seal_or_null(head: str, prev_hash: str | None, seq: int | None) -> str | No
     return None if prev_hash is None or seq is None else seal(head, prev_hash, seq)
 
 
-async def _append_pending(txn: Txn) -> None:
+async def append_pending(txn: Txn) -> None:
+    """The commit hook: chain and insert the entries this transaction queued."""
     pending: list[Entry] | None = txn.info.pop(PENDING, None)
     if pending:
         await append(txn, pending, txn.info.get(SIGNING_KEY))
-
-
-txn_hooks.BEFORE_COMMIT.append(_append_pending)  # a rollback drops `info` with the transaction

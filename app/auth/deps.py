@@ -109,8 +109,8 @@ def presented_key(header: str, *, allow_basic: bool) -> str | None:
 async def _lookup(request: Request, key: str) -> Principal | None:
     if not key.startswith(KEY_PREFIX) or len(key) > MAX_KEY_CHARS:
         return None
-    async with request.app.state.ctx.db.read() as session:
-        row = await repo.active_by_hash(session, hash_key(key))
+    async with request.app.state.ctx.db.read() as txn:
+        row = await repo.active_by_hash(txn, hash_key(key))
     if row is None:
         return None
     return Principal(row.name, Role(row.role))

@@ -12,34 +12,34 @@ from app.core.txn import Txn
 KEYS = ApiKey.__table__  # type: ignore[attr-defined]
 
 
-async def insert(session: Txn, key: ApiKey) -> None:
-    session.add(key)
-    await session.flush()
+async def insert(txn: Txn, key: ApiKey) -> None:
+    txn.add(key)
+    await txn.flush()
 
 
-async def by_name(session: Txn, name: str) -> ApiKey | None:
+async def by_name(txn: Txn, name: str) -> ApiKey | None:
     key: ApiKey | None = (
-        await session.execute(select(ApiKey).where(KEYS.c.name == name))
+        await txn.execute(select(ApiKey).where(KEYS.c.name == name))
     ).scalar_one_or_none()
     return key
 
 
-async def active_by_hash(session: Txn, key_hash: str) -> ApiKey | None:
+async def active_by_hash(txn: Txn, key_hash: str) -> ApiKey | None:
     """The unrevoked key with this hash, if any."""
     stmt = select(ApiKey).where(KEYS.c.key_hash == key_hash, KEYS.c.revoked_at.is_(None))
-    key: ApiKey | None = (await session.execute(stmt)).scalar_one_or_none()
+    key: ApiKey | None = (await txn.execute(stmt)).scalar_one_or_none()
     return key
 
 
-async def list_all(session: Txn) -> list[ApiKey]:
+async def list_all(txn: Txn) -> list[ApiKey]:
     stmt = select(ApiKey).order_by(KEYS.c.created_at, KEYS.c.id)
-    return list((await session.execute(stmt)).scalars())
+    return list((await txn.execute(stmt)).scalars())
 
 
-async def revoke(session: Txn, name: str, at: datetime) -> bool:
+async def revoke(txn: Txn, name: str, at: datetime) -> bool:
     """Revoke the named key; False when there is no such unrevoked key."""
     stmt = (
         update(KEYS).where(KEYS.c.name == name, KEYS.c.revoked_at.is_(None)).values(revoked_at=at)
     )
-    result = await session.execute(stmt)
+    result = await txn.execute(stmt)
     return result.rowcount == 1

@@ -74,12 +74,12 @@ async def create(
         f"a key named {name!r} already exists (revoked keys keep their name); choose another name"
     )
     try:
-        async with db.transaction() as session:
-            if await repo.by_name(session, name) is not None:
+        async with db.transaction() as txn:
+            if await repo.by_name(txn, name) is not None:
                 raise duplicate
-            await repo.insert(session, row)
+            await repo.insert(txn, row)
             audit.record(
-                session,
+                txn,
                 kind="key_created",
                 at=now,
                 actor=actor,
@@ -92,23 +92,23 @@ async def create(
 
 async def revoke(db: Database, name: str, now: datetime, *, actor: str = "cli") -> ApiKey:
     """Revoke the named key at once: the next request that sends it answers 401."""
-    async with db.transaction() as session:
-        existing = await repo.by_name(session, name)
+    async with db.transaction() as txn:
+        existing = await repo.by_name(txn, name)
         if existing is None:
             raise KeyCommandError(f"no key named {name!r}")
-        if existing.revoked_at is None and await repo.revoke(session, name, now):
+        if existing.revoked_at is None and await repo.revoke(txn, name, now):
             audit.record(
-                session,
+                txn,
                 kind="key_revoked",
                 at=now,
                 actor=actor,
                 payload={"name": name, "role": existing.role, "key_prefix": existing.key_prefix},
             )
-        fresh = await repo.by_name(session, name)
+        fresh = await repo.by_name(txn, name)
     assert fresh is not None
     return fresh
 
 
 async def list_keys(db: Database) -> list[ApiKey]:
-    async with db.read() as session:
-        return await repo.list_all(session)
+    async with db.read() as txn:
+        return await repo.list_all(txn)

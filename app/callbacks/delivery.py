@@ -83,9 +83,9 @@ class CallbackDelivery:
     async def tick(self) -> int:
         """Claim one batch of due events and attempt each once; returns how many."""
         ctx = self.ctx
-        async with ctx.db.transaction() as session:
+        async with ctx.db.transaction() as txn:
             claims = await outbox.claim_due(
-                session,
+                txn,
                 now=ctx.now(),
                 owner=self.owner,
                 lease_seconds=CLAIM_LEASE_SECONDS,
@@ -160,9 +160,9 @@ class CallbackDelivery:
         else:
             delay = retry_delay(claim.attempt, ctx.settings.time_scale)
             outcome, next_at = "retry", now + timedelta(seconds=delay)
-        async with ctx.db.transaction() as session:
+        async with ctx.db.transaction() as txn:
             ours = await outbox.record_attempt(
-                session,
+                txn,
                 claim,
                 at=now,
                 status_code=status,
@@ -174,7 +174,7 @@ class CallbackDelivery:
             )
             if ours:  # every attempt is audited; the outcome also goes to history below
                 audit.record(
-                    session,
+                    txn,
                     kind="callback_attempt",
                     at=now,
                     actor=f"callbacks:{ctx.worker_id}",
@@ -187,7 +187,7 @@ class CallbackDelivery:
                 )
             if ours and outcome != "retry":
                 await ops_repo.append_history(
-                    session,
+                    txn,
                     operation_id=claim.operation_id,
                     at=now,
                     kind="callback",

@@ -35,9 +35,7 @@ def event_id_for(operation_id: str, final_state: State) -> str:
     return f"{operation_id}:{final_state.value}"
 
 
-async def enqueue_completion(
-    session: Txn, op: Operation, final_state: State, now: datetime
-) -> bool:
+async def enqueue_completion(txn: Txn, op: Operation, final_state: State, now: datetime) -> bool:
     """Add the completion event in the caller's transaction; False if it already exists.
 
     `op` must already reflect the new state: the payload is the agent body as of now.
@@ -57,12 +55,12 @@ async def enqueue_completion(
         "lease_token": 0,
         "created_at": now,
     }
-    return await insert_if_absent(session, OUTBOX, row)
+    return await insert_if_absent(txn, OUTBOX, row)
 
 
-async def _on_done(session: Txn, op: Operation, state: State, now: datetime) -> None:
+async def _on_done(txn: Txn, op: Operation, state: State, now: datetime) -> None:
     if op.callback_url:
-        await enqueue_completion(session, op, state, now)
+        await enqueue_completion(txn, op, state, now)
 
 
 def subscribe() -> None:
@@ -84,8 +82,14 @@ class Claimed:
     token: int
 
 
+# The claim's narrowing and its own SET, built once (core/queue.py keeps its
+# statements per these objects).
+_CLAIMABLE = (OUTBOX.c.status == PENDING,)
+_CLAIM_SETS = {"attempts": OUTBOX.c.attempts + 1}
+
+
 async def claim_due(
-    session: Txn,
+    txn: Txn,
     *,
     now: datetime,
     owner: str,
@@ -99,7 +103,7 @@ async def claim_due(
     (a lapsed lease) never share a number.
     """
     due = await queue.claim(
-        session,
+        txn,
         OUTBOX,
         next_column="next_attempt_at",
         now=now,
@@ -107,8 +111,8 @@ async def claim_due(
         lease_seconds=lease_seconds,
         limit=limit,
         skip_locked=skip_locked,
-        where=(OUTBOX.c.status == PENDING,),
-        also={"attempts": OUTBOX.c.attempts + 1},
+        where=_CLAIMABLE,
+        also=_CLAIM_SETS,
     )
     if not due:
         return []
@@ -123,7 +127,7 @@ async def claim_due(
         OUTBOX.c.lease_token,
     ).where(OUTBOX.c.id.in_(ids))
     order = {id_: i for i, id_ in enumerate(ids)}
-    rows = sorted((await session.execute(stmt)).all(), key=lambda r: order[r.id])
+    rows = sorted((await txn.execute(stmt)).all(), key=lambda r: order[r.id])
     return [
         Claimed(
             id=r.id,
@@ -140,7 +144,7 @@ async def claim_due(
 
 
 async def record_attempt(
-    session: Txn,
+    txn: Txn,
     claim: Claimed,
     *,
     at: datetime,
@@ -156,7 +160,7 @@ async def record_attempt(
     The attempt row is written even when the lease was lost: the call happened.
     Returns whether the outbox row was still ours.
     """
-    await session.execute(
+    await txn.execute(
         ATTEMPTS.insert().values(
             outbox_id=claim.id,
             event_id=claim.event_id,
@@ -191,17 +195,17 @@ async def record_attempt(
         )
         .values(**values)
     )
-    result = await session.execute(stmt)
+    result = await txn.execute(stmt)
     return result.rowcount == 1
 
 
-async def for_operation(session: Txn, op_id: str) -> list[CallbackOutbox]:
+async def for_operation(txn: Txn, op_id: str) -> list[CallbackOutbox]:
     """The outbox rows of one operation, oldest first."""
     stmt = select(CallbackOutbox).where(OUTBOX.c.operation_id == op_id)
-    return list((await session.execute(stmt.order_by(OUTBOX.c.id))).scalars())
+    return list((await txn.execute(stmt.order_by(OUTBOX.c.id))).scalars())
 
 
-async def attempts_for(session: Txn, outbox_id: int) -> list[CallbackAttempt]:
+async def attempts_for(txn: Txn, outbox_id: int) -> list[CallbackAttempt]:
     """Every attempt of one outbox row, in order."""
     stmt = select(CallbackAttempt).where(ATTEMPTS.c.outbox_id == outbox_id)
-    return list((await session.execute(stmt.order_by(ATTEMPTS.c.attempt))).scalars())
+    return list((await txn.execute(stmt.order_by(ATTEMPTS.c.attempt))).scalars())

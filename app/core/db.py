@@ -10,20 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.engine.interfaces import Dialect
-from sqlalchemy.pool import NullPool
 
 from app.core import txn as txn_module
 from app.core.conn_pool import DROP, PING_AFTER_IDLE_SECONDS, Connection, Pool
 from app.core.sqlexec import Compiler
-from app.core.txn import Txn
+from app.core.txn import CommitHook, Txn
 
 POOL_SIZE = 20  # connections per process (SQLite: one writes at a time, the rest read)
 
@@ -70,12 +68,13 @@ class Database:
         info: dict[str, Any] | None = None,
         ping_after: float = PING_AFTER_IDLE_SECONDS,
         pool_size: int = POOL_SIZE,
+        before_commit: Sequence[CommitHook] = (),
     ) -> None:
         self.url = url
         self.is_sqlite = is_sqlite(url)
         self._info = dict(info or {})  # copied into every transaction's `info`
-        self._compiler: Compiler | None = None
-        self._compiler_lock = asyncio.Lock()
+        self._before_commit = tuple(before_commit)  # run in each write just before COMMIT
+        self.compiler = Compiler(dialect_for(url))
         self.pool = Pool(self._connect, size=pool_size, ping_after=ping_after)
         # SQLite has one writer. Its busy handler makes a waiting BEGIN IMMEDIATE sleep
         # and retry (1, 2, 5 ... 100 ms), so writers of one process that meet on the
@@ -83,20 +82,9 @@ class Database:
         # moment the previous commits. Other processes still queue on the busy timeout.
         self._writer_turn = asyncio.Lock() if self.is_sqlite else None
 
-    @property
-    def compiler(self) -> Compiler:
-        """SQLAlchemy's dialect and the compiled statements, known after a first connection."""
-        if self._compiler is None:
-            raise RuntimeError("no connection yet: the dialect is known after the first")
-        return self._compiler
-
     async def _connect(self) -> Connection:
         for probe in txn_module.PROBES:
             probe.connected()
-        if self._compiler is None:
-            async with self._compiler_lock:
-                if self._compiler is None:
-                    self._compiler = Compiler(await asyncio.to_thread(_dialect, self.url))
         if self.is_sqlite:
             from app.core.sqlite_conn import SqliteConnection
 
@@ -122,14 +110,12 @@ class Database:
                 with contextlib.suppress(ValueError):  # reset from another context
                     _WRITER_TURN.reset(mark)
 
-    write = transaction  # the name that says what it is for, beside `read`
-
     @asynccontextmanager
     async def read(self) -> AsyncIterator[Txn]:
         """A transaction that only reads: no write lock on SQLite (one snapshot), and
         no BEGIN on PostgreSQL (each statement reads committed data, as before).
 
-        For GETs, waits and streams; anything that writes uses `write()`.
+        For GETs, waits and streams; anything that writes uses `transaction()`.
         """
         async with self._unit(write=False) as txn:
             yield txn
@@ -137,7 +123,13 @@ class Database:
     @asynccontextmanager
     async def _unit(self, *, write: bool) -> AsyncIterator[Txn]:
         async with self.pool.connection() as conn:
-            txn = Txn(conn, self.compiler, write=write, info=dict(self._info))
+            txn = Txn(
+                conn,
+                self.compiler,
+                write=write,
+                info=dict(self._info),
+                before_commit=self._before_commit,
+            )
             try:
                 began = await conn.begin(write)
             except Exception as err:
@@ -170,25 +162,9 @@ async def _reset(conn: Any) -> None:
         conn.info[DROP] = True
 
 
-def _dialect(url: str) -> Dialect:
-    """SQLAlchemy's dialect for the driver, initialized on one connection of its own."""
-    engine = create_engine(async_url(url), poolclass=NullPool) if is_sqlite(url) else None
-    if engine is not None:
-        with engine.connect():
-            pass
-        dialect = engine.dialect
-        engine.dispose()
-        return dialect
-    return asyncio.run(_pg_dialect(url))
-
-
-async def _pg_dialect(url: str) -> Dialect:
-    from sqlalchemy.ext.asyncio import create_async_engine
-
-    engine = create_async_engine(async_url(url), poolclass=NullPool)
-    try:
-        async with engine.connect():
-            pass
-        return engine.dialect
-    finally:
-        await engine.dispose()
+def dialect_for(url: str) -> Dialect:
+    """SQLAlchemy's dialect for the driver transactions run on, made from its class (no
+    engine, no connection): it compiles statements and converts values, nothing more."""
+    cls: Any = make_url(async_url(url)).get_dialect()
+    dialect: Dialect = cls(dbapi=cls.import_dbapi())
+    return dialect

@@ -28,7 +28,7 @@ CONNECT_TIMEOUT_S = 10.0
 
 
 def dsn(url: str) -> str:
-    """The libpq-style address asyncpg and psycopg read, from a SQLAlchemy URL of any
+    """The libpq-style address asyncpg (and Alembic's psycopg) reads, from a SQLAlchemy URL of any
     driver."""
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 

@@ -1,4 +1,7 @@
-"""PostgreSQL LISTEN/NOTIFY: wake local waiters when another process changes an operation."""
+"""PostgreSQL LISTEN/NOTIFY: wake local waiters when another process changes an operation.
+
+On asyncpg, the driver transactions run on (`Connection.add_listener`): one
+PostgreSQL driver at run time (Alembic keeps its own)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from datetime import UTC, datetime
 
 from app.core.db import is_sqlite
 from app.core.notify import Notifier
-from app.core.pg_conn import dsn
+from app.core.pg_conn import CONNECT_TIMEOUT_S, dsn
 
 log = logging.getLogger(__name__)
 
@@ -21,6 +24,7 @@ log = logging.getLogger(__name__)
 # same transaction as the change.
 CHANNEL = "jobgate_ops"
 RECONNECT_SECONDS = 2.0
+PING_SECONDS = 10.0  # a connection that died silently is found within this
 
 
 def relay(payload: str, notifier: Notifier) -> None:
@@ -35,16 +39,26 @@ def relay(payload: str, notifier: Notifier) -> None:
 
 async def listen_forever(database_url: str, notifier: Notifier) -> None:
     """Relay notifications to the in-process notifier; reconnects after errors."""
-    import psycopg
+    import asyncpg
+
+    def on_note(_conn: object, _pid: int, _channel: str, payload: str) -> None:
+        relay(payload, notifier)
 
     while True:
         try:
-            async with await psycopg.AsyncConnection.connect(
-                dsn(database_url), autocommit=True
-            ) as conn:
-                await conn.execute(f"LISTEN {CHANNEL}")
-                async for note in conn.notifies():
-                    relay(note.payload, notifier)
+            conn = await asyncpg.connect(dsn(database_url), timeout=CONNECT_TIMEOUT_S)
+            try:
+                lost = asyncio.Event()
+                conn.add_termination_listener(lambda _conn, lost=lost: lost.set())
+                await conn.add_listener(CHANNEL, on_note)
+                while not lost.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(lost.wait(), PING_SECONDS)
+                    if not lost.is_set():
+                        await conn.fetchval("SELECT 1")
+                raise ConnectionError("the LISTEN connection was closed")
+            finally:
+                conn.terminate()
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the database restarting must not kill the gateway

@@ -1,34 +1,28 @@
-"""SQLAlchemy Core statements, compiled by SQLAlchemy, run on a bare driver connection.
+"""SQLAlchemy Core statements, compiled by SQLAlchemy's public API, run on a driver.
 
-docs/history/benchmarks.md: the gateway's CPU went to SQLAlchemy's execution machinery, not
-to SQL. A
-read of one row through an `AsyncSession` cost about 335 us of CPU on SQLite and 900 us
-on PostgreSQL; the same statement on the driver alone, 12 us and 60 us. Most of the
-difference is the session, the async adaptation (a greenlet per call), the pool, the
-execution context and the ORM's loading. So the repositories keep writing SQLAlchemy
-statements, and SQLAlchemy still compiles them (with its own cache key, into its own
-cache) and still converts every value (its bind and result processors for the
-dialect), but what runs them is this module and `app/core/txn.py`.
+The repositories write SQLAlchemy statements; this module turns one into what the
+driver (app/core/sqlite_conn.py, app/core/pg_conn.py) runs, through SQLAlchemy's
+public surface only:
+- `ClauseElement.compile(dialect=...)`: the SQL and the order of its parameters
+  (`positiontup`), its bound parameters (`binds`);
+- `Compiled.construct_params()` and, for an expanding IN, `construct_expanded_state()`:
+  the values of one execution;
+- `TypeEngine.dialect_impl(dialect).bind_processor()` / `.result_processor()`: the
+  conversions SQLAlchemy applies to every value in and out;
+- a statement's `exported_columns` and `column_descriptions`: what its rows hold, and
+  whether they are instances of one mapped class (built by the class's constructor).
 
-What SQLAlchemy's `Connection` did and this module does instead, in the same way
-(`DefaultExecutionContext._init_compiled` is the model):
-- `plan()`: the compiled statement for these parameter names, from the cache;
-- `bind()`: the positional arguments, with the bind processors applied; an
-  "expanding" IN parameter rendered for its values;
-- `Reader`: rows with the result processors applied, as tuples with attribute and
-  `_mapping` access, or, for `select(Model)`, instances of the mapped class, built as
-  the ORM's loader builds them (a new instance, its attribute dict filled).
-
-It reaches under SQLAlchemy's public API (`_compile_w_cache`, `construct_params`,
-`_bind_processors`, `_process_parameters_for_postcompile`, `_result_columns`): the
-dependency pins the minor version, and `tests/unit/test_sqlexec.py` compares what
-this module runs with what SQLAlchemy's own execution sends and returns.
+Compiling costs about 0.4 ms, so a compiled statement is kept per statement object:
+the statements the hot path runs are built once, at import, with their values bound
+by name (`bindparam("k_id")`); a statement built per call is compiled per call.
+`tests/integration/test_sqlexec.py` compares what this sends and reads back with
+what SQLAlchemy's own engine sends and its ORM reads, on both back-ends.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Float, exc, inspect
@@ -49,22 +43,22 @@ class Reader:
 
     __slots__ = ("processors", "row_type", "entity")
 
-    def __init__(self, compiled: Any, dialect: Dialect, entity: Any) -> None:
-        columns = compiled._result_columns
-        self.processors: tuple[Processor | None, ...] | None = tuple(
-            c.type._cached_result_processor(dialect, _type_code(dialect, c.type)) for c in columns
+    def __init__(self, columns: Sequence[Any], dialect: Dialect, entity: type | None) -> None:
+        procs = tuple(
+            c.type.dialect_impl(dialect).result_processor(dialect, _type_code(dialect, c.type))
+            for c in columns
         )
-        if not any(self.processors):
-            self.processors = None
+        self.processors: tuple[Processor | None, ...] | None = procs if any(procs) else None
         index: dict[Any, int] = {}
+        keys = []
         for i, c in enumerate(columns):
-            index.setdefault(c.keyname, i)
-            for obj in c.objects:
-                with contextlib.suppress(TypeError):  # unhashable: reachable by name only
-                    index.setdefault(obj, i)
-        keys = tuple(c.keyname for c in columns)
+            key = c.key if c.key is not None else f"column_{i}"
+            keys.append(key)
+            index.setdefault(key, i)
+            with contextlib.suppress(TypeError):  # unhashable: reachable by name only
+                index.setdefault(c, i)
         self.row_type: type[Row] = type(
-            "Row", (Row,), {"__slots__": (), "_index": index, "_keys": keys}
+            "Row", (Row,), {"__slots__": (), "_index": index, "_keys": tuple(keys)}
         )
         self.entity = _Loader(entity, columns) if entity is not None else None
 
@@ -95,33 +89,26 @@ def _type_code(dialect: Dialect, type_: Any) -> int | None:
 
 
 class _Loader:
-    """Instances of one mapped class from its table's columns, as the ORM loads them:
-    a new instance (no `__init__`, no validation) whose attribute dict is filled."""
+    """Instances of one mapped class from its table's columns, through its constructor
+    (a SQLModel table model does not validate there)."""
 
-    __slots__ = ("new", "keys")
+    __slots__ = ("cls", "keys")
 
-    def __init__(self, cls: Any, columns: Sequence[Any]) -> None:
+    def __init__(self, cls: type, columns: Sequence[Any]) -> None:
         configure_mappers()
-        mapper = inspect(cls)
-        keys = []
-        for c in columns:
-            col = next((o for o in c.objects if hasattr(o, "table")), None)
-            if col is None:
-                raise exc.InvalidRequestError(f"{cls.__name__}: no column for {c.keyname!r}")
-            keys.append(mapper.get_property_by_column(col).key)
-        self.new = mapper.class_manager.new_instance
-        self.keys = tuple(keys)
+        mapper: Any = inspect(cls)
+        self.cls = cls
+        self.keys = tuple(mapper.get_property_by_column(c).key for c in columns)
 
     def build(self, values: Sequence[Any]) -> Any:
-        obj = self.new()
-        obj.__dict__.update(zip(self.keys, values, strict=True))
-        return obj
+        return self.cls(**dict(zip(self.keys, values, strict=True)))
 
 
 class Plan:
-    """A compiled statement and what running it needs (kept on the compiled object)."""
+    """A compiled statement and what running it needs."""
 
     __slots__ = (
+        "stmt",
         "compiled",
         "sql",
         "positions",
@@ -133,26 +120,32 @@ class Plan:
         "writes",
     )
 
-    def __init__(self, stmt: Any, compiled: Any, dialect: Dialect) -> None:
+    def __init__(self, stmt: Any, dialect: Dialect, keys: Iterable[str], many: bool) -> None:
+        compiled: Any = stmt.compile(
+            dialect=dialect, column_keys=sorted(keys), for_executemany=many
+        )
         if not compiled.positional:
             raise exc.ArgumentError(f"{dialect.name}: sqlexec needs a positional paramstyle")
+        self.stmt = stmt  # held: the cache is keyed by this object
         self.compiled = compiled
         self.sql: str = compiled.string
         self.positions: tuple[str, ...] = tuple(compiled.positiontup or ())
-        self.binds: dict[str, Processor] = dict(compiled._bind_processors)
+        self.binds: dict[str, Processor] = {}
+        for name, param in compiled.binds.items():
+            proc = param.type.dialect_impl(dialect).bind_processor(dialect)
+            if proc is not None:
+                self.binds[name] = proc
         self.expanding = bool(compiled.literal_execute_params or compiled.post_compile_params)
         self.writes = bool(compiled.isinsert or compiled.isupdate or compiled.isdelete)
-        has_columns = bool(compiled._result_columns)
-        self.returns_rows = has_columns or (compiled.isplaintext and _returns_rows(self.sql))
-        # Columns left out of an INSERT whose default SQLAlchemy computes here (scalars
-        # and plain callables; jobgate's tables have only scalar ones).
-        prefetch = compiled.insert_prefetch
-        key = compiled._within_exec_param_key_getter if prefetch else None
-        self.defaults = tuple((key(c), c.default) for c in prefetch) if key else ()
+        columns = list(getattr(stmt, "exported_columns", ()))
+        self.returns_rows = bool(columns) or _returns_rows(self.sql)
+        # Columns left out of an INSERT whose default SQLAlchemy computes in Python
+        # (scalars and plain callables; jobgate's tables have only scalar ones).
+        self.defaults = tuple((c.key, c.default) for c in compiled.insert_prefetch)
         if compiled.update_prefetch:
             raise exc.ArgumentError("sqlexec: onupdate column defaults are not supported")
         # A textual statement has no columns declared: `plain_rows` names them.
-        self.reader = Reader(compiled, dialect, _entity_of(stmt)) if has_columns else None
+        self.reader = Reader(columns, dialect, _entity_of(stmt)) if columns else None
 
 
 def _returns_rows(sql: str) -> bool:
@@ -176,7 +169,7 @@ def plain_rows(raw: Sequence[Sequence[Any]], names: tuple[str, ...]) -> list[Row
     return [row_type(r) for r in raw]
 
 
-def _entity_of(stmt: Any) -> Any:
+def _entity_of(stmt: Any) -> type | None:
     """The mapped class of `select(Model)` (one entity, nothing else), or None."""
     descriptions = getattr(stmt, "column_descriptions", None)
     if not descriptions or len(descriptions) != 1:
@@ -189,52 +182,40 @@ def _entity_of(stmt: Any) -> Any:
 
 
 class Compiler:
-    """Plans for one dialect, cached by SQLAlchemy's cache key."""
+    """Plans for one dialect, kept per statement object (and parameter names)."""
 
     def __init__(self, dialect: Dialect, size: int = CACHE_SIZE) -> None:
         self.dialect = dialect
-        self.cache: LRUCache[Any, Any] = LRUCache(size)
+        self.cache: LRUCache[Any, Plan] = LRUCache(size)
+        self.compiles = 0  # statements compiled (benches, the statement-budget test)
 
-    def plan(self, stmt: Any, keys: Iterable[str], many: bool) -> tuple[Plan, Any, Any]:
-        """(plan, the statement's own bound values, its collected parameters)."""
-        compiled, extracted, collected, _hit = stmt._compile_w_cache(
-            dialect=self.dialect,
-            compiled_cache=self.cache,
-            column_keys=sorted(keys),
-            for_executemany=many,
-        )
-        plan: Plan | None = getattr(compiled, "_jobgate_plan", None)
-        if plan is None:
-            plan = Plan(stmt, compiled, self.dialect)
-            compiled._jobgate_plan = plan
-        return plan, extracted, collected
+    def plan(self, stmt: Any, keys: Iterable[str], many: bool) -> Plan:
+        names = tuple(sorted(keys))
+        key = (id(stmt), names, many)
+        plan = self.cache.get(key)
+        if plan is None or plan.stmt is not stmt:
+            self.compiles += 1
+            plan = Plan(stmt, self.dialect, names, many)
+            self.cache[key] = plan
+        return plan
 
 
-def bind(
-    plan: Plan,
-    params: dict[str, Any] | None,
-    extracted: Any,
-    collected: Any,
-    group: int | None = None,
-) -> tuple[str, tuple[Any, ...]]:
+def bind(plan: Plan, params: Mapping[str, object] | None) -> tuple[str, tuple[Any, ...]]:
     """The SQL and positional arguments for one set of parameters."""
     compiled = plan.compiled
-    values = compiled.construct_params(
-        params,
-        escape_names=False,
-        _group_number=group,
-        extracted_parameters=extracted,
-        _collected_params=collected,
-    )
-    for key, default in plan.defaults:
-        values[key] = default.arg if default.is_scalar else default.arg(None)
+    if plan.defaults:
+        params = dict(params or {})
+        for key, default in plan.defaults:
+            params[key] = default.arg if default.is_scalar else default.arg(None)
     procs = plan.binds
     sql, positions = plan.sql, plan.positions
     if plan.expanding:
-        expanded = compiled._process_parameters_for_postcompile(values)
-        sql, positions = expanded.statement, expanded.positiontup
+        expanded = compiled.construct_expanded_state(params, escape_names=False)
+        sql, positions, values = expanded.statement, expanded.positiontup, expanded.parameters
         if expanded.processors:
             procs = {**procs, **expanded.processors}
+    else:
+        values = compiled.construct_params(params, escape_names=False)
     if procs:
         args = tuple(procs[k](values[k]) if k in procs else values[k] for k in positions)
     else:

@@ -7,9 +7,10 @@ for each), `add()` and `flush()` for a new mapped object, `stream_scalars()`,
 SQLAlchemy's, compiled and converted by SQLAlchemy (app/core/sqlexec.py); there is no
 identity map, no unit of work and no lazy loading, none of which jobgate used.
 
-`app/core/db.py` opens and ends transactions. Before a COMMIT the registered
-`BEFORE_COMMIT` hooks run in it (the audit trail appends its entries there); after it,
-the callbacks given to `on_commit`; after a rollback, none of them.
+`app/core/db.py` opens and ends transactions. Before a COMMIT the database's
+`before_commit` hooks run in it (wired where the app is built: the audit trail appends
+its entries there); after it, the callbacks given to `on_commit`; after a rollback,
+none of them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -47,22 +48,31 @@ class Probe:
         """The pool opened a new database connection."""
 
 
-# Process-wide registries, like SQLAlchemy's class-level events.
-BEFORE_COMMIT: list[Callable[[Txn], Awaitable[None]]] = []
+# Instrumentation only (benches, the statement-budget test): process-wide.
 PROBES: list[Probe] = []
+
+# What runs in a transaction just before its COMMIT (given to `Database`).
+CommitHook = Callable[["Txn"], Awaitable[None]]
 
 
 class Txn:
     """A unit of work on `connection`; `app/core/db.py` begins and ends it."""
 
     def __init__(
-        self, connection: Any, compiler: Compiler, *, write: bool, info: dict[str, Any]
+        self,
+        connection: Any,
+        compiler: Compiler,
+        *,
+        write: bool,
+        info: dict[str, Any],
+        before_commit: Sequence[CommitHook] = (),
     ) -> None:
         self.connection = connection  # app/core/sqlite_conn.py or pg_conn.py
         self.compiler = compiler
         self.dialect: Dialect = compiler.dialect
         self.write = write
         self.info = info
+        self.before_commit = before_commit
         self.wrote = False  # a statement that writes ran (for probes)
         self._pending: list[Any] = []
         self._after_commit: list[Callable[[], None]] = []
@@ -75,14 +85,14 @@ class Txn:
     async def execute(
         self,
         stmt: Any,
-        params: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
+        params: Mapping[str, object] | Sequence[Mapping[str, object]] | None = None,
     ) -> Result:
         """Run `stmt` once, or once per parameter set if `params` is a list."""
-        if params is not None and not isinstance(params, dict):
+        if params is not None and not isinstance(params, Mapping):
             return await self._execute_many(stmt, list(params))
-        plan, extracted, collected = self.compiler.plan(stmt, params or (), False)
+        plan = self.compiler.plan(stmt, params or (), False)
         self._may(plan)
-        sql, args = bind(plan, params, extracted, collected)
+        sql, args = bind(plan, params)
         rows, count, names = await self._run(sql, args, plan.returns_rows)
         if rows is None:
             return Result([], count)
@@ -90,18 +100,18 @@ class Txn:
             return Result(plain_rows(rows, names), count)
         return Result(plan.reader.rows(rows), count)
 
-    async def _execute_many(self, stmt: Any, params: list[dict[str, Any]]) -> Result:
+    async def _execute_many(self, stmt: Any, params: list[Mapping[str, object]]) -> Result:
         if not params:
             return Result([], 0)
-        plan, extracted, collected = self.compiler.plan(stmt, params[0].keys(), len(params) > 1)
+        plan = self.compiler.plan(stmt, params[0].keys(), len(params) > 1)
         self._may(plan)
         if len(params) == 1:
-            sql, args = bind(plan, params[0], extracted, collected)
+            sql, args = bind(plan, params[0])
             _, count, _names = await self._run(sql, args, plan.returns_rows)
             return Result([], count)
         if plan.returns_rows or plan.expanding:
             raise ValueError("RETURNING or an expanding IN cannot run for many parameter sets")
-        many = [bind(plan, p, extracted, collected, group=i)[1] for i, p in enumerate(params)]
+        many = [bind(plan, p)[1] for p in params]
         t0 = time.perf_counter()
         try:
             count = await self.connection.executemany(plan.sql, many)
@@ -114,7 +124,7 @@ class Txn:
         """A read transaction never writes: on PostgreSQL it has no BEGIN, so its
         statements would each commit on their own."""
         if plan.writes and not self.write:
-            raise RuntimeError("a write in a read transaction: use Database.write()")
+            raise RuntimeError("a write in a read transaction: use Database.transaction()")
 
     async def _run(
         self, sql: str, args: Sequence[Any], returns_rows: bool
@@ -170,8 +180,8 @@ class Txn:
         self, stmt: Any, params: dict[str, Any] | None = None
     ) -> AsyncIterator[Any]:
         """The first column of every row, read in chunks (the instances of `select(Model)`)."""
-        plan, extracted, collected = self.compiler.plan(stmt, params or (), False)
-        sql, args = bind(plan, params, extracted, collected)
+        plan = self.compiler.plan(stmt, params or (), False)
+        sql, args = bind(plan, params)
         reader = plan.reader
         assert reader is not None, "stream_scalars needs a statement that returns rows"
 
@@ -203,7 +213,7 @@ class Txn:
 
     async def _before_commit(self) -> None:
         await self.flush()
-        for hook in BEFORE_COMMIT:
+        for hook in self.before_commit:
             await hook(self)
 
     def _committed(self) -> None:

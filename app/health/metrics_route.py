@@ -27,9 +27,9 @@ async def metrics(request: Request) -> Response:
     """Everything jobgate counts, plus the process collectors of prometheus_client."""
     db = request.app.state.ctx.db
     try:
-        async with db.read() as session:
-            by_state = await repo.open_state_counts(session)
-            attention = await repo.attention_count(session)
+        async with db.read() as txn:
+            by_state = await repo.open_state_counts(txn)
+            attention = await repo.attention_count(txn)
     except Exception:  # unreachable however the driver says it (as readiness does)
         log.warning("metrics: the database could not be read", exc_info=True)
         telemetry.DATABASE_UP.set(0)

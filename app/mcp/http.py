@@ -1,6 +1,6 @@
 """The MCP server on the gateway, at `/mcp` (streamable HTTP).
 
-Its tools call the gateway's own REST API in-process (`httpx.ASGITransport` on the
+Its tools call the gateway's own REST API in-process (`httpx2.ASGITransport` on the
 app) with the caller's `Authorization: Bearer` key, so an MCP call is authorised,
 scoped and answered exactly like the REST call it makes. Stateless HTTP with JSON
 answers: no session lives in one process, so any gateway process (or the same one
@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-import httpx
+import httpx2
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -37,7 +37,7 @@ class McpEndpoint:
     def __init__(self, gateway: ASGIApp, *, host: str) -> None:
         self._gateway = gateway
         self._host = host  # loopback: the SDK's DNS-rebinding guard allows localhost only
-        self._http: httpx.AsyncClient | None = None
+        self._http: httpx2.AsyncClient | None = None
         self._asgi: StreamableHTTPASGIApp | None = None
 
     def route(self) -> Route:
@@ -61,9 +61,9 @@ class McpEndpoint:
         server.streamable_http_app(
             streamable_http_path=MCP_PATH, stateless_http=True, json_response=True, host=self._host
         )
-        transport = httpx.ASGITransport(app=self._gateway)
+        transport = httpx2.ASGITransport(app=self._gateway)
         async with (
-            httpx.AsyncClient(transport=transport, base_url=INTERNAL_URL) as http,
+            httpx2.AsyncClient(transport=transport, base_url=INTERNAL_URL) as http,
             server.session_manager.run(),
         ):
             self._http = http

@@ -66,9 +66,9 @@ class Observer:
 
     async def _claim(self, limit: int) -> list[Operation]:
         ctx = self.ctx
-        async with ctx.db.transaction() as session:
+        async with ctx.db.transaction() as txn:
             return await repo.claim_due(
-                session,
+                txn,
                 now=ctx.now(),
                 owner=ctx.worker_id,
                 lease_seconds=ctx.lease_seconds,
@@ -86,8 +86,8 @@ class Observer:
 
     async def _check_held(self, held: list[tuple[Operation, Fence]]) -> dict[str, bool | None]:
         """One read for every held operation taken up at once (see `repo.held_unchanged`)."""
-        async with self.ctx.db.read() as session:
-            return await repo.held_unchanged(session, held)
+        async with self.ctx.db.read() as txn:
+            return await repo.held_unchanged(txn, held)
 
     async def _resume(
         self, op: Operation, fence: Fence, check: asyncio.Task[dict[str, bool | None]]
@@ -96,8 +96,8 @@ class Observer:
         try:
             same = (await check).get(op.id)
             if same is False:
-                async with self.ctx.db.read() as session:
-                    op = await repo.get(session, op.id) or op
+                async with self.ctx.db.read() as txn:
+                    op = await repo.get(txn, op.id) or op
         except Exception:
             log.exception("could not check held %s; its lease will lapse", op.id)
             return
@@ -251,16 +251,16 @@ class Observer:
         if not ops:
             return
         with contextlib.suppress(Exception):  # they fall due anyway when the lease lapses
-            async with self.ctx.db.transaction() as session:
+            async with self.ctx.db.transaction() as txn:
                 for op, fence, due in ops:
-                    await repo.release_unstarted(session, op, fence=fence, due=due)
+                    await repo.release_unstarted(txn, op, fence=fence, due=due)
 
     async def _pause(self) -> float:
         """Seconds until the next operation nobody holds is due, at most one interval."""
         now = self.ctx.now()
         try:
-            async with self.ctx.db.read() as session:
-                due = await repo.next_due_at(session, now)
+            async with self.ctx.db.read() as txn:
+                due = await repo.next_due_at(txn, now)
         except Exception:
             log.exception("could not read the next due time")
             return self.interval

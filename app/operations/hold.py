@@ -18,7 +18,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from app.core.after_commit import on_commit
 from app.core.txn import Txn
 
 if TYPE_CHECKING:
@@ -49,10 +48,10 @@ class Holder(Protocol):
         ...
 
 
-def wake_on_commit(session: Txn, holder: Holder | None, op_id: str) -> bool:
+def wake_on_commit(txn: Txn, holder: Holder | None, op_id: str) -> bool:
     """Once this transaction commits, wake `op_id` if this process holds it (the step
     then reads what was written); True if it is held here now."""
     if holder is None:
         return False
-    on_commit(session, lambda: holder.wake(op_id))
+    txn.on_commit(lambda: holder.wake(op_id))
     return holder.holds(op_id)

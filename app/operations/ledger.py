@@ -12,7 +12,6 @@ from datetime import datetime
 from typing import Any
 
 from app.core import telemetry
-from app.core.after_commit import on_commit
 from app.core.txn import Txn
 from app.operations import repository as repo
 from app.operations.domain import events
@@ -24,11 +23,11 @@ from app.operations.domain.states import (
     check_transition,
     is_done,
 )
-from app.operations.repository import Fence
+from app.operations.repository import Fence, HistoryRow
 
 
 async def transition(
-    session: Txn,
+    txn: Txn,
     op: Operation,
     to: State,
     *,
@@ -39,7 +38,7 @@ async def transition(
     fence: Fence | None,
     fields: dict[str, Any] | None = None,
     data: Any = None,
-    before: Sequence[dict[str, Any]] = (),
+    before: Sequence[HistoryRow] = (),
 ) -> bool:
     """Apply `op.state -> to`; raises TransitionRefused; False if someone else moved it.
 
@@ -51,7 +50,7 @@ async def transition(
     check_transition(from_state, to, evidence)
     fields = dict(fields or {})
     applied = await repo.transition(
-        session,
+        txn,
         op.id,
         expect_state=from_state,
         expect_version=op.version,
@@ -77,27 +76,27 @@ async def transition(
         to_state=to.value,
         data=payload,
     )
-    await repo.append_history_rows(session, [*before, entry])
+    await repo.append_history_rows(txn, [*before, entry])
     for key, value in fields.items():
         setattr(op, key, value)
     op.state = to
     op.version += 1
     op.updated_at = now
-    on_commit(session, _announce(op, from_state, to, actor, cause))
+    txn.on_commit(_announce(op, from_state, to, actor, cause))
     if is_done(to):
         # Subscribers (the callbacks outbox) write in this transaction: no lost or phantom event.
-        await events.emit_done(session, op, to, now)
+        await events.emit_done(txn, op, to, now)
     return True
 
 
 async def record_refusal(
-    session: Txn,
+    txn: Txn,
     op: Operation,
     err: TransitionRefused,
     *,
     actor: str,
     now: datetime,
-    before: Sequence[dict[str, Any]] = (),
+    before: Sequence[HistoryRow] = (),
 ) -> None:
     """A refused transition is evidence too: keep it (after `before`), change nothing else."""
     telemetry.refused(op.id, op.trace_id, err.from_state.value, err.to_state.value, err.reason)
@@ -110,7 +109,7 @@ async def record_refusal(
         from_state=err.from_state.value,
         to_state=err.to_state.value,
     )
-    await repo.append_history_rows(session, [*before, entry])
+    await repo.append_history_rows(txn, [*before, entry])
 
 
 def _announce(
@@ -124,8 +123,8 @@ def _announce(
 
 
 def row(
-    op: Operation, *, kind: str, actor: str, cause: str, now: datetime, data: Any = None
-) -> dict[str, Any]:
+    op: Operation, *, kind: str, actor: str, cause: str, now: datetime, data: object = None
+) -> HistoryRow:
     """A history row that is not a transition (an exchange, observation or note), for
     `write` or a transition's `before`: rows of one transaction go in one statement."""
     return repo.history_row(
@@ -140,12 +139,12 @@ def row(
     )
 
 
-async def write(session: Txn, rows: Sequence[dict[str, Any]]) -> None:
-    await repo.append_history_rows(session, list(rows))
+async def write(txn: Txn, rows: Sequence[HistoryRow]) -> None:
+    await repo.append_history_rows(txn, list(rows))
 
 
 async def record(
-    session: Txn,
+    txn: Txn,
     op: Operation,
     *,
     kind: str,
@@ -155,4 +154,4 @@ async def record(
     data: Any = None,
 ) -> None:
     """One history row that is not a transition: an exchange, observation or note."""
-    await write(session, [row(op, kind=kind, actor=actor, cause=cause, now=now, data=data)])
+    await write(txn, [row(op, kind=kind, actor=actor, cause=cause, now=now, data=data)])

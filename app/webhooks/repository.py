@@ -5,8 +5,6 @@ The operations table is read and written through `app.operations.repository`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from app.core.sql import insert_if_absent
 from app.core.txn import Txn
 from app.webhooks.models import WebhookEvent
@@ -14,6 +12,6 @@ from app.webhooks.models import WebhookEvent
 EVENTS = WebhookEvent.__table__  # type: ignore[attr-defined]
 
 
-async def record_event(session: Txn, **values: Any) -> bool:
+async def record_event(txn: Txn, **values: object) -> bool:
     """Insert the event row; False when this (provider, event id) was already recorded."""
-    return await insert_if_absent(session, EVENTS, values)
+    return await insert_if_absent(txn, EVENTS, values)

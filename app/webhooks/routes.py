@@ -170,15 +170,15 @@ async def receive_webhook(provider: str, request: Request) -> JSONResponse:
         return _ack(202, WebhookAck(status="ignored", event_id=event_id, detail="no job id"))
 
     kicked = False
-    async with ctx.db.transaction() as session:
-        op = await ops_repo.get_by_remote_job(session, provider, job_id)
+    async with ctx.db.transaction() as txn:
+        op = await ops_repo.get_by_remote_job(txn, provider, job_id)
         if op is None:
             return _ack(
                 202,
                 WebhookAck(status="ignored", event_id=event_id, detail="unknown job id"),
             )
         fresh = await repo.record_event(
-            session,
+            txn,
             provider=provider,
             event_id=event_id,
             event_type=event_type,
@@ -198,13 +198,13 @@ async def receive_webhook(provider: str, request: Request) -> JSONResponse:
                 ),
             )
         kicked = await ops_repo.make_due_now(
-            session, op.id, now=now, reason=f"webhook {event_type or event_id}: read status"
+            txn, op.id, now=now, reason=f"webhook {event_type or event_id}: read status"
         )
         # Held by this process between two polls: its next step is made due now instead.
-        kicked = wake_on_commit(session, ctx.holder, op.id) or kicked
+        kicked = wake_on_commit(txn, ctx.holder, op.id) or kicked
         text = scrub(body.decode("utf-8", "replace"), secret_variants([secret.reveal()]))
         await ledger.record(
-            session,
+            txn,
             op,
             kind="webhook",
             actor=f"provider:{provider}",

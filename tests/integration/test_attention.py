@@ -114,7 +114,7 @@ async def test_a_second_concurrent_acknowledge_cannot_overwrite_the_first(gatewa
         "operation_id"
     ]
     await gateway.run_until_done(op_id)
-    async with gateway.ctx.db.write() as session:
+    async with gateway.ctx.db.transaction() as session:
         await session.execute(select(OPS.c.id).where(OPS.c.id == op_id).with_for_update())
         both = [
             asyncio.ensure_future(_resolve(gateway, op_id, decision="acknowledge", reason=who))

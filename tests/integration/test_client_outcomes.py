@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from jobgate_client import (
@@ -123,21 +123,23 @@ def test_a_cancel_during_the_wait_ends_cancelled(client: Client, gateway_url: st
     assert isinstance(box.get("outcome"), Cancelled), box
 
 
-class LoseFirstCreateAnswer(httpx.BaseTransport):
+class LoseFirstCreateAnswer(httpx2.BaseTransport):
     """Sends the first create to the gateway, then drops its answer (a reset)."""
 
     def __init__(self) -> None:
-        self.inner = httpx.HTTPTransport()
+        self.inner = httpx2.HTTPTransport()
         self.creates: list[str] = []
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         response = self.inner.handle_request(request)
         if request.method == "POST" and request.url.path == "/v1/operations":
             self.creates.append(request.headers["Idempotency-Key"])
             if len(self.creates) == 1:
                 response.read()
                 response.close()
-                raise httpx.ReadError("connection reset before the answer arrived", request=request)
+                raise httpx2.ReadError(
+                    "connection reset before the answer arrived", request=request
+                )
         return response
 
     def close(self) -> None:
@@ -145,7 +147,7 @@ class LoseFirstCreateAnswer(httpx.BaseTransport):
 
 
 def test_a_lost_create_answer_is_retried_with_the_same_key(
-    gateway_url: str, mock_client: httpx.Client
+    gateway_url: str, mock_client: httpx2.Client
 ) -> None:
     transport = LoseFirstCreateAnswer()
     label = uuid.uuid4().hex

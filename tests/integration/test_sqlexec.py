@@ -100,8 +100,7 @@ def sqlalchemy_sends(database_url: str, stmt: Any, params: Any) -> list[tuple[st
 
 
 def ours(db: Database, stmt: Any, params: Any) -> tuple[str, tuple[Any, ...]]:
-    plan, extracted, collected = db.compiler.plan(stmt, params or (), False)
-    return bind(plan, params, extracted, collected)
+    return bind(db.compiler.plan(stmt, params or (), False), params)
 
 
 async def test_a_fenced_update_sends_what_sqlalchemy_sends(db: Database) -> None:
@@ -154,7 +153,7 @@ def _row_of(op: Operation) -> dict[str, Any]:
 async def test_rows_read_back_are_what_the_orm_reads(db: Database) -> None:
     """Written through `Txn`, read through both: the ORM's objects and ours agree on
     every column (aware datetimes, parsed JSON, the state enum, floats)."""
-    async with db.write() as txn:
+    async with db.transaction() as txn:
         txn.add(operation("op_1"))
         await txn.flush()
         await txn.execute(insert(OPS), _row_of(operation("op_2", labels=None, input=[1, "x"])))
@@ -192,7 +191,7 @@ def _sync(url: str) -> str:
 
 
 async def test_rows_have_names_counts_and_scalars(db: Database) -> None:
-    async with db.write() as txn:
+    async with db.transaction() as txn:
         await txn.execute(insert(OPS), [_row_of(operation(f"op_{i}")) for i in range(3)])
         held = select(OPS.c.id, OPS.c.version).where(OPS.c.id.in_(bindparam("ids", expanding=True)))
         rows = (await txn.execute(held.order_by(OPS.c.id), {"ids": ["op_0", "op_2"]})).all()
@@ -206,7 +205,7 @@ async def test_rows_have_names_counts_and_scalars(db: Database) -> None:
 
 
 async def test_a_savepoint_rolls_back_alone(db: Database) -> None:
-    async with db.write() as txn:
+    async with db.transaction() as txn:
         await txn.execute(insert(OPS), _row_of(operation("op_1")))
         with pytest.raises(ValueError):
             async with txn.begin_nested():
@@ -225,12 +224,12 @@ async def test_after_commit_hooks_run_only_after_a_commit(db: Database) -> None:
         txn.on_commit(lambda: ran.append(name))
         await txn.execute(insert(OPS), _row_of(operation(name)))
 
-    async with db.write() as txn:
+    async with db.transaction() as txn:
         await work(txn, "op_kept")
         assert ran == []
     assert ran == ["op_kept"]
     with pytest.raises(RuntimeError):
-        async with db.write() as txn:
+        async with db.transaction() as txn:
             await work(txn, "op_undone")
             raise RuntimeError
     assert ran == ["op_kept"]

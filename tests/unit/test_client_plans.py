@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from jobgate_client import (
@@ -45,7 +45,7 @@ def body(op_id: str = "op_1", *, status: str = "processing", done: bool = False,
     return out
 
 
-Handler = Callable[[httpx.Request], httpx.Response]
+Handler = Callable[[httpx2.Request], httpx2.Response]
 
 
 def client(handler: Handler, sleeps: list[float] | None = None) -> Client:
@@ -53,7 +53,7 @@ def client(handler: Handler, sleeps: list[float] | None = None) -> Client:
     return Client(
         "http://gw",
         "jgk_test",
-        transport=httpx.MockTransport(handler),
+        transport=httpx2.MockTransport(handler),
         retry=NO_JITTER,
         sleep=pauses.append,
     )
@@ -70,17 +70,17 @@ def test_a_lost_create_is_retried_with_the_same_key_then_waited() -> None:
     keys: list[str] = []
     sleeps: list[float] = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         assert request.headers["Authorization"] == "Bearer jgk_test"
         if request.method == "POST":
             keys.append(request.headers["Idempotency-Key"])
             if len(keys) == 1:
-                raise httpx.ConnectError("reset", request=request)
+                raise httpx2.ConnectError("reset", request=request)
             if len(keys) == 2:
-                return httpx.Response(503, json={"error": {"code": "x", "message": "busy"}})
-            return httpx.Response(200, json=body())
+                return httpx2.Response(503, json={"error": {"code": "x", "message": "busy"}})
+            return httpx2.Response(200, json=body())
         assert request.url.path == "/v1/operations/op_1/wait"
-        return httpx.Response(200, json=body(status="succeeded", done=True, result={"n": 1}))
+        return httpx2.Response(200, json=body(status="succeeded", done=True, result={"n": 1}))
 
     with client(handler, sleeps) as jg:
         outcome = jg.start_and_wait("mock", "report", {}, "key-1", 30)
@@ -89,8 +89,8 @@ def test_a_lost_create_is_retried_with_the_same_key_then_waited() -> None:
 
 
 def test_a_start_that_never_gets_an_answer_raises_with_the_key_to_retry() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectError("down", request=request)
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("down", request=request)
 
     with client(handler) as jg, pytest.raises(GatewayUnavailable) as caught:
         jg.start_and_wait("mock", "report", {}, "key-2", 30)
@@ -98,10 +98,10 @@ def test_a_start_that_never_gets_an_answer_raises_with_the_key_to_retry() -> Non
 
 
 def test_a_gateway_gone_during_the_wait_is_still_running_never_an_exception() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         if request.method == "POST":
-            return httpx.Response(202, json=body())
-        raise httpx.ReadTimeout("gone", request=request)
+            return httpx2.Response(202, json=body())
+        raise httpx2.ReadTimeout("gone", request=request)
 
     with client(handler) as jg:
         outcome = jg.start_and_wait("mock", "report", {}, "key-3", 30)
@@ -112,12 +112,12 @@ def test_a_gateway_gone_during_the_wait_is_still_running_never_an_exception() ->
 def test_refusals_raise_typed_errors_with_the_gateway_code_and_are_not_retried() -> None:
     calls: list[int] = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         calls.append(1)
         if request.headers["Idempotency-Key"] == "bad":
             err = {"code": "idempotency_key_reused", "message": "other body"}
-            return httpx.Response(422, json={"error": err})
-        return httpx.Response(401, json={"error": {"code": "unauthorized", "message": "no"}})
+            return httpx2.Response(422, json={"error": err})
+        return httpx2.Response(401, json={"error": {"code": "unauthorized", "message": "no"}})
 
     with client(handler) as jg:
         with pytest.raises(InvalidRequestError) as reused:
@@ -131,10 +131,10 @@ def test_refusals_raise_typed_errors_with_the_gateway_code_and_are_not_retried()
 
 
 def test_a_v2_error_carries_the_operation_body() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         done = body(status="succeeded", done=True)
         err = {"code": "operation_done", "message": "already done"}
-        return httpx.Response(409, json={"error": err, "operation": done})
+        return httpx2.Response(409, json={"error": err, "operation": done})
 
     with client(handler) as jg, pytest.raises(ConflictError) as caught:
         jg.cancel("op_1", "late")
@@ -145,10 +145,10 @@ def test_a_v2_error_carries_the_operation_body() -> None:
 def test_wait_holds_its_read_timeout_past_the_wait_and_marks_timed_out() -> None:
     seen: dict[str, Any] = {}
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         seen["timeout"] = request.extensions["timeout"]
         seen["query"] = dict(request.url.params)
-        return httpx.Response(200, json=body())
+        return httpx2.Response(200, json=body())
 
     with client(handler) as jg:
         waited = jg.wait("op_1", 45)
@@ -159,9 +159,9 @@ def test_wait_holds_its_read_timeout_past_the_wait_and_marks_timed_out() -> None
 def test_gateway_options_are_sent_beside_input_never_inside_it() -> None:
     sent: list[Any] = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         sent.append(json.loads(request.content))
-        return httpx.Response(202, json=body())
+        return httpx2.Response(202, json=body())
 
     check = {"json_schema": {"type": "object"}, "require_counts": True}
     with client(handler) as jg:
@@ -173,9 +173,9 @@ def test_gateway_options_are_sent_beside_input_never_inside_it() -> None:
 
 
 def test_needs_attention_right_at_the_start_needs_no_wait() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         assert request.method == "POST"
-        return httpx.Response(202, json=body(status="needs_attention", done=True))
+        return httpx2.Response(202, json=body(status="needs_attention", done=True))
 
     with client(handler) as jg:
         assert isinstance(jg.start_and_wait("mock", "report", {}, "k", 30), NeedsAttention)
@@ -188,15 +188,15 @@ async def test_the_async_client_drives_the_same_plans() -> None:
     async def fake_sleep(seconds: float) -> None:
         sleeps.append(seconds)
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         if request.method == "POST":
             keys.append(request.headers["Idempotency-Key"])
             if len(keys) == 1:
-                raise httpx.ConnectError("reset", request=request)
-            return httpx.Response(202, json=body(status="succeeded", done=True, result=[1]))
+                raise httpx2.ConnectError("reset", request=request)
+            return httpx2.Response(202, json=body(status="succeeded", done=True, result=[1]))
         raise AssertionError("no wait needed")
 
-    transport = httpx.MockTransport(handler)
+    transport = httpx2.MockTransport(handler)
     async with AsyncClient(
         "http://gw", transport=transport, retry=NO_JITTER, sleep=fake_sleep
     ) as jg:
@@ -239,12 +239,12 @@ def test_the_client_imports_with_httpx_alone(tmp_path: Any) -> None:
 
 
 def test_a_result_too_large_to_come_inline_is_fetched() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: httpx2.Request) -> httpx2.Response:
         if request.method == "POST":
             done = body(status="succeeded", done=True, result_url="/v1/operations/op_1/result")
-            return httpx.Response(202, json=done)
+            return httpx2.Response(202, json=done)
         assert request.url.path == "/v1/operations/op_1/result"
-        return httpx.Response(200, json={"operation_id": "op_1", "result": {"big": True}})
+        return httpx2.Response(200, json={"operation_id": "op_1", "result": {"big": True}})
 
     with client(handler) as jg:
         outcome = jg.start_and_wait("mock", "report", {}, "k", 30)

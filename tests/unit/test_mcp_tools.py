@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
+import httpx2
 from mcp import Client as McpClient
 
 from app.mcp.replies import with_tool
@@ -33,14 +33,14 @@ class FakeGateway:
 
     def __init__(self, role: str = "agent") -> None:
         self.role = role
-        self.requests: list[httpx.Request] = []
+        self.requests: list[httpx2.Request] = []
         self.result = {"rows": [{"n": i, "text": "x" * 20} for i in range(50)]}
         self.flight = [op(f"op_01JD7ZQ6R4X0P8V6N1K2M3B4F{i}", done=False) for i in range(3)]
         self.done = [
             op(f"op_01JD7ZQ6R4X0P8V6N1K2M3B4D{i}", done=True, status="succeeded") for i in range(4)
         ]
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
         self.requests.append(request)
         path, params = request.url.path, dict(request.url.params)
         if path == "/v1/operations":
@@ -48,29 +48,29 @@ class FakeGateway:
             start = int(params.get("cursor") or 0)
             end = start + int(params["limit"])
             more = str(end) if end < len(pool) else None
-            return httpx.Response(200, json={"items": pool[start:end], "next_cursor": more})
+            return httpx2.Response(200, json={"items": pool[start:end], "next_cursor": more})
         if path.endswith("/result"):
             payload = {
                 "operation_id": "op_01JD7ZQ6R4X0P8V6N1K2M3B4D0",
                 "status": "succeeded",
                 "result": self.result,
             }
-            return httpx.Response(200, json=payload)
+            return httpx2.Response(200, json=payload)
         if path.endswith("/cancel"):
             err = {"code": "operation_done", "message": "already done"}
-            return httpx.Response(409, json={"error": err})
+            return httpx2.Response(409, json={"error": err})
         if path == "/v1/operations/op_01JD7ZQ6R4X0P8V6N1K2M3B4D0":
-            return httpx.Response(200, json=self.done[0])
+            return httpx2.Response(200, json=self.done[0])
         if path == "/v1/attention":
-            return httpx.Response(200, json={"items": []})
+            return httpx2.Response(200, json={"items": []})
         if path == "/v1/whoami":
             who = {"principal": "k", "role": self.role, "is_operator": self.role != "agent"}
-            return httpx.Response(200, json=who)
-        return httpx.Response(404, json={"error": {"code": "operation_not_found", "message": ""}})
+            return httpx2.Response(200, json=who)
+        return httpx2.Response(404, json={"error": {"code": "operation_not_found", "message": ""}})
 
 
 def server_for(gateway: FakeGateway) -> Any:
-    transport = httpx.MockTransport(gateway)
+    transport = httpx2.MockTransport(gateway)
     return build_server(lambda ctx: AsyncClient("http://gw", "k", transport=transport))
 
 

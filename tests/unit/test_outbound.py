@@ -1,34 +1,20 @@
-"""The gateway's outbound client (app/providers/outbound.py): idle connections checked
-from the kept socket, a connection the server closed never reused, proxies kept."""
+"""The gateway's outbound client (app/providers/outbound.py): a connection the server
+closed never reused, an open one reused, proxies kept, a test resolver's names sent
+to its address with the name as Host."""
 
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import httpx2
 import pytest
 
-from app.providers.outbound import SocketCheckingBackend, is_readable, outbound_client
+from app.providers.outbound import outbound_client
 from tests.support.timing import QUICK_S, budget
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
-
-
-def test_a_socket_is_readable_once_data_or_the_peers_close_is_waiting() -> None:
-    a, b = socket.socketpair()
-    with a, b:
-        assert not is_readable(a)
-        b.sendall(b"x")
-        assert is_readable(a)
-        a.recv(1)
-        assert not is_readable(a)
-        b.close()
-        assert is_readable(a)  # the next read returns b""
-    assert is_readable(None)
-    assert is_readable(a)  # closed here: fileno() is -1
 
 
 @asynccontextmanager
@@ -64,14 +50,6 @@ async def server(
     port = srv.sockets[0].getsockname()[1]
     async with srv:
         yield f"http://127.0.0.1:{port}", heads, opened, closed
-
-
-async def test_the_client_pools_on_the_socket_checking_backend() -> None:
-    # httpx2 takes no network backend: outbound.py replaces the pool it built. This fails
-    # if httpx2 stops keeping its pool where outbound.py puts the replacement.
-    async with outbound_client() as http:
-        pool = http._transport._pool  # type: ignore[attr-defined]
-        assert isinstance(pool._network_backend, SocketCheckingBackend)
 
 
 async def test_a_connection_the_server_closed_is_not_reused() -> None:
@@ -113,3 +91,23 @@ async def test_a_test_transport_is_used_as_given() -> None:
     transport = httpx2.MockTransport(lambda request: httpx2.Response(204))
     async with outbound_client(transport) as http:
         assert (await http.get("http://provider.invalid/")).status_code == 204
+
+
+async def test_a_resolver_sends_a_name_to_its_address_with_the_name_as_host() -> None:
+    async with server(lambda _: OK, close_after=False) as (url, heads, _, _):
+        port = int(url.rsplit(":", 1)[1])
+
+        async def resolver(host: str, _port: int) -> list[str]:
+            assert host == "provider.test"
+            return ["127.0.0.1"]
+
+        async with outbound_client(resolver=resolver) as http:
+            assert (await http.get(f"http://provider.test:{port}/v1")).text == "ok"
+
+        async def nothing(host: str, _port: int) -> list[str]:
+            return []
+
+        async with outbound_client(resolver=nothing) as http:
+            with pytest.raises(httpx2.ConnectError):
+                await http.get(f"http://provider.test:{port}/v1")
+    assert len(heads) == 1 and f"Host: provider.test:{port}".encode() in heads[0]

@@ -37,10 +37,10 @@ def trips(db: Database) -> int:
 
 
 async def test_a_write_with_the_lock_free_takes_no_trip(db: Database) -> None:
-    async with db.write() as txn:
+    async with db.transaction() as txn:
         await txn.execute(sa.insert(T), {"name": "a"})
     before = trips(db)  # opening the connection went to a thread
-    async with db.write() as txn:
+    async with db.transaction() as txn:
         await txn.execute(sa.insert(T), {"name": "b"})
         rows = (await txn.execute(sa.select(T.c.name).order_by(T.c.id))).scalars().all()
         timeout = (await txn.execute(sa.text("PRAGMA busy_timeout"))).scalar_one()
@@ -76,7 +76,7 @@ async def test_the_loop_runs_on_while_begin_immediate_waits_for_the_lock(
         other.execute("COMMIT")  # only a running loop gets here
 
     async def write() -> None:
-        async with db.write() as txn:
+        async with db.transaction() as txn:
             await txn.execute(sa.insert(T), {"name": "after"})
 
     running = asyncio.create_task(ticker())
@@ -107,7 +107,7 @@ async def test_a_write_cancelled_while_it_waits_for_the_lock_leaves_nothing_open
     other.execute("BEGIN IMMEDIATE")
 
     async def write() -> None:
-        async with db.write() as txn:
+        async with db.transaction() as txn:
             await txn.execute(sa.insert(T), {"name": "never"})
 
     task = asyncio.create_task(write())
@@ -121,12 +121,12 @@ async def test_a_write_cancelled_while_it_waits_for_the_lock_leaves_nothing_open
         await asyncio.wait_for(task, budget(QUICK_S))
     other.close()
     assert all(not c.in_transaction for c in db.pool.idle())
-    async with db.write() as txn:  # the write lock is free again
+    async with db.transaction() as txn:  # the write lock is free again
         assert (await txn.execute(sa.select(sa.func.count()).select_from(T))).scalar() == 0
 
 
 async def test_counts_rows_and_errors_are_those_of_the_driver(db: Database) -> None:
-    async with db.write() as txn:
+    async with db.transaction() as txn:
         many = await txn.execute(sa.insert(T), [{"name": "a"}, {"name": "b"}, {"name": "c"}])
         assert many.rowcount == 3
         upd = await txn.execute(sa.update(T).where(T.c.id > 1).values(name=T.c.name + "!"))
@@ -136,7 +136,7 @@ async def test_counts_rows_and_errors_are_those_of_the_driver(db: Database) -> N
         assert rows == [(1, "a"), (2, "b!"), (3, "c!")]
         assert rows[1].name == "b!" and rows[1]._mapping["id"] == 2
     with pytest.raises(IntegrityError):
-        async with db.write() as txn:
+        async with db.transaction() as txn:
             await txn.execute(sa.insert(T), {"name": "a"})
     async with db.read() as txn:  # the failed transaction rolled back; the lock is free
         assert (await txn.execute(sa.select(sa.func.count()).select_from(T))).scalar() == 3
@@ -153,7 +153,7 @@ async def test_every_so_many_writing_commits_checkpoint_in_the_thread(
     wal = tmp_path / "t.db-wal"
     one_round = 0
     for i in range(rounds * CHECKPOINT_EVERY):
-        async with db.write() as txn:
+        async with db.transaction() as txn:
             await txn.execute(sa.insert(T), {"name": f"{i}{row}"})
         if i == 0:
             opened = trips(db)  # opening the connection went to a thread

@@ -97,8 +97,8 @@ async def get_errors(
     ctx = context_of(request)
     await load(ctx, op_id, who)
     after = -1 if cursor is None else cursors.decode_position(cursor)
-    async with ctx.db.read() as session:
-        rows = await repo.result_items(session, op_id, after=after, limit=limit + 1)
+    async with ctx.db.read() as txn:
+        rows = await repo.result_items(txn, op_id, after=after, limit=limit + 1)
     page = rows[:limit]
     return degrade(  # type: ignore[no-any-return]
         {

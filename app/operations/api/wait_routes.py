@@ -136,9 +136,9 @@ async def stream_events(op_id: str, request: Request, who: Caller) -> EventSourc
     async def events() -> AsyncIterator[dict[str, Any]]:
         nonlocal after
         while True:
-            async with ctx.db.read() as session:
-                rows = await repo.history(session, op_id, after=after)
-                op = await repo.get(session, op_id)
+            async with ctx.db.read() as txn:
+                rows = await repo.history(txn, op_id, after=after)
+                op = await repo.get(txn, op_id)
             for r in rows:
                 after = r.id or after
                 yield {

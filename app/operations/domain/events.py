@@ -25,7 +25,7 @@ def on_done(handler: DoneHandler) -> None:
         _done.append(handler)
 
 
-async def emit_done(session: Txn, op: Operation, state: State, now: datetime) -> None:
+async def emit_done(txn: Txn, op: Operation, state: State, now: datetime) -> None:
     """Run every `done` handler, in subscription order, in the caller's transaction."""
     for handler in _done:
-        await handler(session, op, state, now)
+        await handler(txn, op, state, now)

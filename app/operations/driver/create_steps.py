@@ -50,8 +50,8 @@ async def step_create_pending(
     if permit is None and op.version > 0:
         # An earlier create proved it made no job (create_pending -> create_pending).
         if past:
-            async with ctx.db.read() as session:
-                tally = await repo.create_tally(session, op.id)
+            async with ctx.db.read() as txn:
+                tally = await repo.create_tally(txn, op.id)
             if tally.all_proven:
                 return gave_up(op, tally)
         else:

@@ -106,9 +106,9 @@ async def by_lookup(ctx: AppContext, profile: Profile, op: Operation, cap: Looku
         why = f"the lookup failed on page {found.pages}"
         return unresolved(ctx, profile, op, cap, ex, why, found, notes)
     if len(found.job_ids) > 1:
-        async with ctx.db.transaction() as session:
+        async with ctx.db.transaction() as txn:
             # Creates proven to have made no job (docs/single-create.md) are not counted.
-            sends = (await repo.create_tally(session, op.id)).may_have_made_a_job
+            sends = (await repo.create_tally(txn, op.id)).may_have_made_a_job
         check_single_send(sends, op.id)
         return _judge(op, cap, found.job_ids, ex, "lookup", sends=sends, notes=notes)
     if found.job_ids:

@@ -148,13 +148,13 @@ async def apply(
         ledger.row(op, kind=n.kind, actor=actor, now=now, cause=n.cause, data=n.data)
         for n in decision.notes
     ]
-    async with ctx.db.transaction() as session:
+    async with ctx.db.transaction() as txn:
         if decision.to is None:
-            applied = await _observe(session, op, fence, decision, fields, actor, now, facts)
+            applied = await _observe(txn, op, fence, decision, fields, actor, now, facts)
         else:
             try:
                 applied = await ledger.transition(
-                    session,
+                    txn,
                     op,
                     decision.to,
                     evidence=decision.evidence or Evidence("missing"),  # refused: no proof
@@ -167,9 +167,9 @@ async def apply(
                     before=facts,
                 )
             except TransitionRefused as err:
-                await ledger.record_refusal(session, op, err, actor=actor, now=now, before=facts)
+                await ledger.record_refusal(txn, op, err, actor=actor, now=now, before=facts)
                 await repo.fenced_update(
-                    session,
+                    txn,
                     op.id,
                     fence=fence,
                     at=now,
@@ -177,7 +177,7 @@ async def apply(
                 )
                 return False
             if applied and decision.failed_items:
-                await repo.insert_result_items(session, op.id, decision.failed_items)
+                await repo.insert_result_items(txn, op.id, decision.failed_items)
         if not applied:
             telemetry.fenced(op.id, op.trace_id, decision.cause)
             fenced = ledger.row(
@@ -188,23 +188,23 @@ async def apply(
                 cause="write refused: lease lost or the operation moved on",
                 data={"lease_token": fence.token, "wanted": decision.cause},
             )
-            await ledger.write(session, [*facts, fenced])
+            await ledger.write(txn, [*facts, fenced])
         return applied
 
 
 async def _observe(
-    session: Any,
+    txn: Any,
     op: Operation,
     fence: Fence,
     decision: Decision,
     fields: dict[str, Any],
     actor: str,
     now: Any,
-    facts: list[dict[str, Any]],
+    facts: list[repo.HistoryRow],
 ) -> bool:
     """No state change: the schedule and fields, then `facts` and the observation."""
     applied = await repo.fenced_update(
-        session, op.id, fence=fence, at=now, fields=fields, expect_state=op.state
+        txn, op.id, fence=fence, at=now, fields=fields, expect_state=op.state
     )
     if applied:
         if decision.observation is not None:
@@ -217,7 +217,7 @@ async def _observe(
                 data=decision.observation,
             )
             facts = [*facts, observed]
-        await ledger.write(session, facts)
+        await ledger.write(txn, facts)
         for key, value in fields.items():
             setattr(op, key, value)
         op.updated_at = now  # as written: a holder compares it with the row's (hold.py)
@@ -256,9 +256,9 @@ async def _ensure_lease(ctx: AppContext, op: Operation, fence: Fence) -> bool:
 
 async def _renew(ctx: AppContext, op: Operation, fence: Fence) -> bool:
     now = ctx.now()
-    async with ctx.db.transaction() as session:
+    async with ctx.db.transaction() as txn:
         ok = await repo.renew_lease(
-            session, op.id, fence=fence, now=now, lease_seconds=ctx.lease_seconds
+            txn, op.id, fence=fence, now=now, lease_seconds=ctx.lease_seconds
         )
     if ok:
         op.lease_expires_at = now + timedelta(seconds=ctx.lease_seconds)
@@ -276,16 +276,16 @@ def _retry_fields(ctx: AppContext, why: str) -> dict[str, Any]:
 
 
 async def _schedule_retry(ctx: AppContext, op: Operation, fence: Fence, why: str) -> None:
-    async with ctx.db.transaction() as session:
+    async with ctx.db.transaction() as txn:
         await repo.fenced_update(
-            session, op.id, fence=fence, at=ctx.now(), fields=_retry_fields(ctx, why)
+            txn, op.id, fence=fence, at=ctx.now(), fields=_retry_fields(ctx, why)
         )
 
 
 async def _release_done(ctx: AppContext, op: Operation, fence: Fence) -> None:
-    async with ctx.db.transaction() as session:
+    async with ctx.db.transaction() as txn:
         await repo.fenced_update(
-            session,
+            txn,
             op.id,
             fence=fence,
             at=ctx.now(),

@@ -134,8 +134,8 @@ async def after_nothing_created(
         return None, CreateTally()
     now = ctx.now()
     fence = Fence(op.lease_owner or "", op.lease_token)
-    async with ctx.db.transaction() as session:
-        tally = await repo.create_tally(session, op.id)
+    async with ctx.db.transaction() as txn:
+        tally = await repo.create_tally(txn, op.id)
         if not tally.all_proven:
             return None, tally
         row = ledger.row(
@@ -147,11 +147,11 @@ async def after_nothing_created(
             data={"attempt": tally.resends + 2, "last_proof": tally.last_proof},
         )
         fenced = await repo.fenced_update(
-            session, op.id, fence=fence, at=now, fields={}, expect_state=State.CREATE_PENDING
+            txn, op.id, fence=fence, at=now, fields={}, expect_state=State.CREATE_PENDING
         )
         if not fenced:  # the lease was lost: the new holder decides
             return None, tally
-        await ledger.write(session, [row])
+        await ledger.write(txn, [row])
     op.updated_at = now  # as written: a holder compares it with the row's (hold.py)
     faults.maybe_crash(ctx.settings, "after_create_resend")  # announced, maybe not sent
     return SendPermit(_MINT, op.id, "nothing_created"), tally

@@ -81,13 +81,13 @@ async def record(
     limit = ctx.settings.max_step_failures
     now = ctx.now()
     actor = f"observer:{ctx.worker_id}"
-    async with ctx.db.transaction() as session:
-        fresh = await repo.get(session, op.id)
+    async with ctx.db.transaction() as txn:
+        fresh = await repo.get(txn, op.id)
         if fresh is None:
             return
         count = fresh.step_failures + 1
         await ledger.record(
-            session,
+            txn,
             fresh,
             kind="step_failed",
             actor=actor,
@@ -95,15 +95,15 @@ async def record(
             now=now,
             data={**summary, "consecutive": count, "limit": limit},
         )
-        if count >= limit and await _stall(session, fresh, fence, summary, count, actor, now):
+        if count >= limit and await _stall(txn, fresh, fence, summary, count, actor, now):
             return
         await repo.fenced_update(
-            session, op.id, fence=fence, at=now, fields={"step_failures": count, **retry}
+            txn, op.id, fence=fence, at=now, fields={"step_failures": count, **retry}
         )
 
 
 async def _stall(
-    session: Any,
+    txn: Any,
     op: Operation,
     fence: Fence,
     summary: dict[str, str | None],
@@ -131,7 +131,7 @@ async def _stall(
     evidence = Evidence(EvidenceKind.STEP_FAILURES, {"failures": count, "last": summary})
     try:
         return await ledger.transition(
-            session,
+            txn,
             op,
             State.STALLED,
             evidence=evidence,
@@ -142,5 +142,5 @@ async def _stall(
             fields=fields,
         )
     except TransitionRefused as err:
-        await ledger.record_refusal(session, op, err, actor=actor, now=now)
+        await ledger.record_refusal(txn, op, err, actor=actor, now=now)
         return False

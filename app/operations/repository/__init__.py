@@ -32,6 +32,8 @@ from app.operations.repository.reads import (
 )
 from app.operations.repository.tables import Fence
 from app.operations.repository.writes import (
+    Fields,
+    HistoryRow,
     append_history,
     append_history_rows,
     fenced_update,
@@ -46,6 +48,8 @@ from app.operations.repository.writes import (
 
 __all__ = [
     "Fence",
+    "Fields",
+    "HistoryRow",
     "ListFilter",
     "append_history",
     "append_history_rows",

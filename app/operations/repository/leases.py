@@ -7,7 +7,6 @@ from datetime import datetime, timedelta
 from sqlalchemy import bindparam, or_, select
 
 from app.core import queue, telemetry
-from app.core.after_commit import on_commit
 from app.core.txn import Txn
 from app.operations.domain.models import Operation
 from app.operations.repository.tables import OPS, Fence
@@ -15,7 +14,7 @@ from app.operations.repository.writes import fenced_update
 
 
 async def claim_due(
-    session: Txn,
+    txn: Txn,
     *,
     now: datetime,
     owner: str,
@@ -25,7 +24,7 @@ async def claim_due(
 ) -> list[Operation]:
     """Take a lease on up to `limit` due operations (see `core.queue.claim`)."""
     found = await queue.claim(
-        session,
+        txn,
         OPS,
         next_column="next_poll_at",
         now=now,
@@ -38,19 +37,19 @@ async def claim_due(
         return []
     ids = [row.id for row in found]
     takeovers = sum(1 for row in found if row.prior_owner is not None)  # a lease that lapsed
-    on_commit(session, lambda: telemetry.claimed(now, [r.due_at for r in found], takeovers))
-    rows = await session.execute(select(Operation).where(OPS.c.id.in_(ids)))
+    txn.on_commit(lambda: telemetry.claimed(now, [r.due_at for r in found], takeovers))
+    rows = await txn.execute(_BY_IDS, {"k_ids": ids})
     ops = list(rows.scalars())
     ops.sort(key=lambda o: ids.index(o.id))
     return ops
 
 
 async def renew_lease(
-    session: Txn, op_id: str, *, fence: Fence, now: datetime, lease_seconds: float
+    txn: Txn, op_id: str, *, fence: Fence, now: datetime, lease_seconds: float
 ) -> bool:
     expires = now + timedelta(seconds=lease_seconds)
     return await fenced_update(
-        session,
+        txn,
         op_id,
         fence=fence,
         at=now,
@@ -58,7 +57,7 @@ async def renew_lease(
     )
 
 
-async def release_unstarted(session: Txn, op: Operation, *, fence: Fence, due: datetime) -> bool:
+async def release_unstarted(txn: Txn, op: Operation, *, fence: Fence, due: datetime) -> bool:
     """Hand back a lease claimed (or held) but not worked under: the operation is due
     at `due` (now for a claim; a held poll keeps its own time).
 
@@ -66,7 +65,7 @@ async def release_unstarted(session: Txn, op: Operation, *, fence: Fence, due: d
     already lapsed and was taken over is left to its new holder.
     """
     return await fenced_update(
-        session,
+        txn,
         op.id,
         fence=fence,
         at=op.updated_at,
@@ -74,15 +73,13 @@ async def release_unstarted(session: Txn, op: Operation, *, fence: Fence, due: d
     )
 
 
-async def held_unchanged(
-    session: Txn, held: list[tuple[Operation, Fence]]
-) -> dict[str, bool | None]:
+async def held_unchanged(txn: Txn, held: list[tuple[Operation, Fence]]) -> dict[str, bool | None]:
     """Before held operations' next steps, by id: None if the lease is no longer that
     fence's, False if someone else wrote the row meanwhile (a cancel intent, an
     operator), True if the row is still as its holder last wrote it. A few columns of
     all of them in one statement, not the rows."""
     ids = [op.id for op, _ in held]
-    rows = {row.id: row for row in (await session.execute(_HELD, {"k_ids": ids})).all()}
+    rows = {row.id: row for row in (await txn.execute(_HELD, {"k_ids": ids})).all()}
     out: dict[str, bool | None] = {}
     for op, fence in held:
         row = rows.get(op.id)
@@ -92,6 +89,8 @@ async def held_unchanged(
             out[op.id] = all(row._mapping[w.name] == getattr(op, w.name) for w in _WITNESSES)
     return out
 
+
+_BY_IDS = select(Operation).where(OPS.c.id.in_(bindparam("k_ids", expanding=True)))
 
 # What another writer changes: an operator or a transition bumps `version`; a cancel
 # intent sets `cancel_requested_at` (without a version bump, and possibly within the
@@ -103,7 +102,7 @@ _HELD = select(OPS.c.id, OPS.c.lease_owner, OPS.c.lease_token, *_WITNESSES).wher
 )
 
 
-async def next_due_at(session: Txn, now: datetime) -> datetime | None:
+async def next_due_at(txn: Txn, now: datetime) -> datetime | None:
     """When the earliest operation nobody holds is due (the due index answers it).
 
     Rows under a live lease are skipped: their holder polls them (a held poll's row
@@ -119,5 +118,5 @@ async def next_due_at(session: Txn, now: datetime) -> datetime | None:
         .order_by(OPS.c.next_poll_at)
         .limit(1)
     )
-    value: datetime | None = (await session.execute(stmt)).scalar_one_or_none()
+    value: datetime | None = (await txn.execute(stmt)).scalar_one_or_none()
     return value

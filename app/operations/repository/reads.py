@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, or_, select
+from sqlalchemy import ColumnElement, Select, and_, bindparam, or_, select
 from sqlalchemy.exc import DataError
 
 from app.core.txn import Txn
@@ -21,18 +21,18 @@ _BY_KEY = select(Operation).where(
 )
 
 
-async def get(session: Txn, op_id: str) -> Operation | None:
-    op: Operation | None = (await session.execute(_GET, {"k_id": op_id})).scalar_one_or_none()
+async def get(txn: Txn, op_id: str) -> Operation | None:
+    op: Operation | None = (await txn.execute(_GET, {"k_id": op_id})).scalar_one_or_none()
     return op
 
 
-async def get_by_key(session: Txn, principal: str, key: str) -> Operation | None:
-    rows = await session.execute(_BY_KEY, {"k_principal": principal, "k_key": key})
+async def get_by_key(txn: Txn, principal: str, key: str) -> Operation | None:
+    rows = await txn.execute(_BY_KEY, {"k_principal": principal, "k_key": key})
     op: Operation | None = rows.scalar_one_or_none()
     return op
 
 
-async def get_by_remote_job(session: Txn, provider: str, remote_job_id: str) -> Operation | None:
+async def get_by_remote_job(txn: Txn, provider: str, remote_job_id: str) -> Operation | None:
     """The operation that owns this remote job (oldest first if, wrongly, several do)."""
     stmt = (
         select(Operation)
@@ -40,12 +40,12 @@ async def get_by_remote_job(session: Txn, provider: str, remote_job_id: str) -> 
         .order_by(OPS.c.created_at)
         .limit(1)
     )
-    op: Operation | None = (await session.execute(stmt)).scalar_one_or_none()
+    op: Operation | None = (await txn.execute(stmt)).scalar_one_or_none()
     return op
 
 
 async def job_owner(
-    session: Txn, provider: str, remote_job_id: str, *, other_than: str
+    txn: Txn, provider: str, remote_job_id: str, *, other_than: str
 ) -> Operation | None:
     """Another operation already bound to this remote job, if any (oldest first)."""
     stmt = (
@@ -58,18 +58,18 @@ async def job_owner(
         .order_by(OPS.c.created_at)
         .limit(1)
     )
-    op: Operation | None = (await session.execute(stmt)).scalar_one_or_none()
+    op: Operation | None = (await txn.execute(stmt)).scalar_one_or_none()
     return op
 
 
-async def history(session: Txn, op_id: str, *, after: int = 0) -> list[HistoryEntry]:
+async def history(txn: Txn, op_id: str, *, after: int = 0) -> list[HistoryEntry]:
     """History rows in order; `after` skips those already seen (SSE resumes by id)."""
     stmt = (
         select(HistoryEntry)
         .where(HIST.c.operation_id == op_id, HIST.c.id > after)
         .order_by(HIST.c.id)
     )
-    return list((await session.execute(stmt)).scalars())
+    return list((await txn.execute(stmt)).scalars())
 
 
 RESEND_ROW = "create_resend"  # history kind: a create announced before it is sent again
@@ -104,7 +104,7 @@ class CreateTally:
         return max(self.sent, self.resends + 1) - self.proven
 
 
-async def create_tally(session: Txn, op_id: str) -> CreateTally:
+async def create_tally(txn: Txn, op_id: str) -> CreateTally:
     """Count the operation's creates from its history (see `CreateTally`)."""
     stmt = (
         select(HIST.c.kind, HIST.c.data)
@@ -124,7 +124,7 @@ async def create_tally(session: Txn, op_id: str) -> CreateTally:
     )
     sent = proven = resends = unsent = 0
     last: str | None = None
-    for kind, data in (await session.execute(stmt)).all():
+    for kind, data in (await txn.execute(stmt)).all():
         d = data if isinstance(data, dict) else {}
         if kind == "exchange":
             sent += d.get("operation") == "create" and bool(d.get("method"))
@@ -150,7 +150,7 @@ class ListFilter:
 
 
 async def list_operations(
-    session: Txn,
+    txn: Txn,
     flt: ListFilter,
     *,
     limit: int,
@@ -178,26 +178,26 @@ async def list_operations(
         )
     stmt = stmt.order_by(OPS.c.created_at.desc(), OPS.c.id.desc())
     if flt.label is None:
-        return list((await session.execute(stmt.limit(limit))).scalars())
+        return list((await txn.execute(stmt.limit(limit))).scalars())
     # JSON operators on both back-ends (json_extract on SQLite, ->> on PostgreSQL).
     key, value = flt.label
     by_label = stmt.where(OPS.c.labels[key].as_string() == value).limit(limit)
-    if session.dialect.name != "postgresql":
-        return list((await session.execute(by_label)).scalars())
+    if txn.dialect.name != "postgresql":
+        return list((await txn.execute(by_label)).scalars())
     try:
-        async with session.begin_nested():
-            return list((await session.execute(by_label)).scalars())
+        async with txn.begin_nested():
+            return list((await txn.execute(by_label)).scalars())
     except DataError:
         # PostgreSQL's ->> refuses rows an older version stored with unencodable text
         # ; only a database holding such rows pays for the scan below.
-        return await _scan_labels(session, stmt, key, value, limit)
+        return await _scan_labels(txn, stmt, key, value, limit)
 
 
 async def _scan_labels(
-    session: Txn, stmt: Any, key: str, value: str, limit: int
+    txn: Txn, stmt: Select[Operation], key: str, value: str, limit: int
 ) -> list[Operation]:
     out: list[Operation] = []
-    async for op in await session.stream_scalars(stmt):
+    async for op in await txn.stream_scalars(stmt):
         if isinstance(op.labels, dict) and str(op.labels.get(key)) == value:
             out.append(op)
             if len(out) >= limit:
@@ -205,7 +205,7 @@ async def _scan_labels(
     return out
 
 
-def needs_human() -> Any:
+def needs_human() -> ColumnElement[bool]:
     """What the attention inbox holds: needs-attention states, plus partial results
     (succeeded with failed or never-processed items) nobody has acknowledged. The whole
     condition is SQL."""
@@ -217,20 +217,20 @@ def needs_human() -> Any:
     return or_(OPS.c.state.in_([s.value for s in NEEDS_ATTENTION]), partial)
 
 
-async def attention_inbox(session: Txn, *, principal: str | None, limit: int) -> list[Operation]:
+async def attention_inbox(txn: Txn, *, principal: str | None, limit: int) -> list[Operation]:
     """Oldest first; the page is exactly `limit` rows at most."""
     stmt = select(Operation).where(needs_human())
     if principal is not None:
         stmt = stmt.where(OPS.c.principal == principal)
     stmt = stmt.order_by(OPS.c.updated_at, OPS.c.id).limit(limit)
-    return list((await session.execute(stmt)).scalars())
+    return list((await txn.execute(stmt)).scalars())
 
 
-async def result_items(session: Txn, op_id: str, *, after: int, limit: int) -> list[ResultItem]:
+async def result_items(txn: Txn, op_id: str, *, after: int, limit: int) -> list[ResultItem]:
     stmt = (
         select(ResultItem)
         .where(ITEMS.c.operation_id == op_id, ITEMS.c.position > after)
         .order_by(ITEMS.c.position)
         .limit(limit)
     )
-    return list((await session.execute(stmt)).scalars())
+    return list((await txn.execute(stmt)).scalars())

@@ -3,10 +3,11 @@ lease, or checked against the version an operator read. Functions flush, never c
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
-from sqlalchemy import bindparam, func, or_, update
+from sqlalchemy import Update, bindparam, func, or_, update
 
 from app import audit
 from app.core.txn import Txn
@@ -14,20 +15,36 @@ from app.operations.domain.models import Operation
 from app.operations.domain.states import State, is_done
 from app.operations.repository.tables import HIST, ITEMS, OPS, Fence
 
-
-async def insert_operation(session: Txn, op: Operation) -> None:
-    session.add(op)
-    await session.flush()
+# The columns an UPDATE sets, by name (`_set` refuses a name that is no column).
+Fields = Mapping[str, object]
 
 
-async def _one_row(session: Txn, stmt: Any, params: dict[str, Any] | None = None) -> bool:
+class HistoryRow(TypedDict):
+    """One history row, as `append_history_rows` writes it."""
+
+    operation_id: str
+    at: datetime
+    kind: str
+    actor: str
+    cause: str
+    from_state: str | None
+    to_state: str | None
+    data: object
+
+
+async def insert_operation(txn: Txn, op: Operation) -> None:
+    txn.add(op)
+    await txn.flush()
+
+
+async def _one_row(txn: Txn, stmt: Update, params: Fields | None = None) -> bool:
     """Run a guarded UPDATE of one row (a prebuilt one with its `params`); True only if
     its guard still held (one row hit)."""
-    result = await session.execute(stmt, params)
+    result = await txn.execute(stmt, params)
     return result.rowcount == 1
 
 
-async def make_due_now(session: Txn, op_id: str, *, now: datetime, reason: str) -> bool:
+async def make_due_now(txn: Txn, op_id: str, *, now: datetime, reason: str) -> bool:
     """Make the operation due now, if automation still runs it and nobody holds it.
 
     A NULL `next_poll_at` means the gateway has nothing more to do (done): a late
@@ -44,7 +61,7 @@ async def make_due_now(session: Txn, op_id: str, *, now: datetime, reason: str) 
         )
         .values(next_poll_at=now, next_poll_reason=reason[:200])
     )
-    return await _one_row(session, stmt)
+    return await _one_row(txn, stmt)
 
 
 def history_row(
@@ -56,8 +73,8 @@ def history_row(
     cause: str,
     from_state: str | None = None,
     to_state: str | None = None,
-    data: Any = None,
-) -> dict[str, Any]:
+    data: object = None,
+) -> HistoryRow:
     """One history row, as `append_history_rows` writes it."""
     return {
         "operation_id": operation_id,
@@ -71,18 +88,42 @@ def history_row(
     }
 
 
-async def append_history(session: Txn, **row: Any) -> None:
-    await append_history_rows(session, [history_row(**row)])
+async def append_history(
+    txn: Txn,
+    *,
+    operation_id: str,
+    at: datetime,
+    kind: str,
+    actor: str,
+    cause: str,
+    from_state: str | None = None,
+    to_state: str | None = None,
+    data: object = None,
+) -> None:
+    row = history_row(
+        operation_id=operation_id,
+        at=at,
+        kind=kind,
+        actor=actor,
+        cause=cause,
+        from_state=from_state,
+        to_state=to_state,
+        data=data,
+    )
+    await append_history_rows(txn, [row])
 
 
-async def append_history_rows(session: Txn, rows: list[dict[str, Any]]) -> None:
+async def append_history_rows(txn: Txn, rows: Sequence[HistoryRow]) -> None:
     """Rows of one transaction in one statement, in order (their ids follow it)."""
     if not rows:
         return
-    await session.execute(HIST.insert(), rows)
+    await txn.execute(_HIST_INSERT, rows)
     for row in rows:  # each audit entry commits with its row (and only with it)
-        audit.record_history(session, **row)
+        audit.record_history(txn, **row)
 
+
+_HIST_INSERT = HIST.insert()
+_ITEMS_INSERT = ITEMS.insert()
 
 # Prebuilt guarded UPDATEs (docs/performance.md): built once, their WHERE values bound by name
 # (`k_*`, no column's name) and their SET columns taken from the parameters, so a
@@ -107,7 +148,7 @@ _NOTIFYING[_TRANSITION_FENCED] = _TRANSITION_FENCED.returning(_NOTIFY)
 _COLUMNS = frozenset(OPS.c.keys())
 
 
-def _set(fields: dict[str, Any], **more: Any) -> dict[str, Any]:
+def _set(fields: Fields, **more: object) -> dict[str, object]:
     """The SET values of a prebuilt UPDATE; a name that is no column is refused (the
     statement would silently leave it out)."""
     if unknown := fields.keys() - _COLUMNS:
@@ -115,7 +156,7 @@ def _set(fields: dict[str, Any], **more: Any) -> dict[str, Any]:
     return {**fields, **more}
 
 
-def _guard(op_id: str, fence: Fence | None) -> dict[str, Any]:
+def _guard(op_id: str, fence: Fence | None) -> dict[str, object]:
     """The WHERE values of a prebuilt statement: the row, and (given a fence) its lease."""
     if fence is None:
         return {"k_id": op_id}
@@ -123,7 +164,7 @@ def _guard(op_id: str, fence: Fence | None) -> dict[str, Any]:
 
 
 async def transition(
-    session: Txn,
+    txn: Txn,
     op_id: str,
     *,
     expect_state: State,
@@ -131,57 +172,57 @@ async def transition(
     to: State,
     fence: Fence | None,
     at: datetime,
-    fields: dict[str, Any],
+    fields: Fields,
 ) -> bool:
     """Compare-and-set the state; True only if the row still had the expected state,
     version and (when fenced) lease. The caller writes the history row when applied."""
     stmt = _TRANSITION if fence is None else _TRANSITION_FENCED
     params = _set(fields, state=to.value, updated_at=at)
     params.update(_guard(op_id, fence), k_state=expect_state.value, k_version=expect_version)
-    if session.dialect.name != "postgresql":
-        return await _one_row(session, stmt, params)
+    if txn.dialect.name != "postgresql":
+        return await _one_row(txn, stmt, params)
     # Delivered on commit, so listeners never see a change that rolled back. "open"
     # says the operation is certainly not done (core/pg_listen.py).
     params["k_note"] = note(op_id, to, fields)
-    return len((await session.execute(_NOTIFYING[stmt], params)).all()) == 1
+    return len((await txn.execute(_NOTIFYING[stmt], params)).all()) == 1
 
 
-def note(op_id: str, to: State, fields: dict[str, Any]) -> str:
+def note(op_id: str, to: State, fields: Fields) -> str:
     """The NOTIFY payload of a transition (app/core/pg_listen.py): "open" if it left the
     operation certainly not done, and the Unix time it falls due if it went back to the
     queue (no lease, a next poll)."""
     if is_done(to):
         return op_id
     due = fields.get("next_poll_at")
-    if due is not None and "lease_owner" in fields and fields["lease_owner"] is None:
+    if isinstance(due, datetime) and "lease_owner" in fields and fields["lease_owner"] is None:
         return f"{op_id} open {due.timestamp():.6f}"
     return f"{op_id} open"
 
 
 async def fenced_update(
-    session: Txn,
+    txn: Txn,
     op_id: str,
     *,
     fence: Fence,
     at: datetime,
-    fields: dict[str, Any],
+    fields: Fields,
     expect_state: State | None = None,
 ) -> bool:
     """Write fields without a state change (observations, schedule), fenced by the lease."""
     params = {**_set(fields, updated_at=at), **_guard(op_id, fence)}
     if expect_state is None:
-        return await _one_row(session, _FENCED, params)
+        return await _one_row(txn, _FENCED, params)
     params["k_state"] = expect_state.value
-    return await _one_row(session, _FENCED_IN_STATE, params)
+    return await _one_row(txn, _FENCED_IN_STATE, params)
 
 
 async def operator_update(
-    session: Txn,
+    txn: Txn,
     op_id: str,
     *,
     expected_version: int,
     at: datetime,
-    fields: dict[str, Any],
+    fields: Fields,
 ) -> bool:
     """An operator's write without a state change; refused (False) if the row moved on.
 
@@ -193,11 +234,11 @@ async def operator_update(
         .where(OPS.c.id == op_id, OPS.c.version == expected_version)
         .values(version=OPS.c.version + 1, updated_at=at, **fields)
     )
-    return await _one_row(session, stmt)
+    return await _one_row(txn, stmt)
 
 
 async def record_cancel_intent(
-    session: Txn,
+    txn: Txn,
     op_id: str,
     *,
     now: datetime,
@@ -220,13 +261,13 @@ async def record_cancel_intent(
             updated_at=now,
         )
     )
-    return await _one_row(session, stmt)
+    return await _one_row(txn, stmt)
 
 
-async def insert_result_items(session: Txn, op_id: str, items: list[Any]) -> None:
+async def insert_result_items(txn: Txn, op_id: str, items: Sequence[object]) -> None:
     if not items:
         return
-    await session.execute(
-        ITEMS.insert(),
+    await txn.execute(
+        _ITEMS_INSERT,
         [{"operation_id": op_id, "position": i, "item": item} for i, item in enumerate(items)],
     )

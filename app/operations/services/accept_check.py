@@ -40,9 +40,9 @@ class Checked:
     checks: dict[str, Any]
 
 
-async def not_bound_elsewhere(session: Txn, op: Operation, job_id: str) -> None:
+async def not_bound_elsewhere(txn: Txn, op: Operation, job_id: str) -> None:
     """Refuse (409 `remote_job_bound`) a job another operation already follows."""
-    other = await repo.job_owner(session, op.provider, job_id, other_than=op.id)
+    other = await repo.job_owner(txn, op.provider, job_id, other_than=op.id)
     if other is None:
         return
     raise Conflict(
@@ -56,8 +56,8 @@ async def not_bound_elsewhere(session: Txn, op: Operation, job_id: str) -> None:
 
 async def verify(ctx: AppContext, op: Operation, job_id: str) -> Checked:
     """All three checks; raises the refusal, or returns what was checked."""
-    async with ctx.db.read() as session:
-        await not_bound_elsewhere(session, op, job_id)
+    async with ctx.db.read() as txn:
+        await not_bound_elsewhere(txn, op, job_id)
     profile = ctx.profiles.get(op.provider)
     if profile is None:
         raise _unverified(op, job_id, f"the profile {op.provider!r} is not loaded here")

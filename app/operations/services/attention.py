@@ -28,9 +28,9 @@ from app.operations.domain.states import (
 from app.operations.services import accept_check
 
 
-async def inbox(session: Txn, *, principal: str | None, limit: int) -> list[Operation]:
+async def inbox(txn: Txn, *, principal: str | None, limit: int) -> list[Operation]:
     """Oldest first: needs-attention states, plus unacknowledged partial results."""
-    return await repo.attention_inbox(session, principal=principal, limit=limit)
+    return await repo.attention_inbox(txn, principal=principal, limit=limit)
 
 
 def why(op: Operation) -> str | None:
@@ -112,7 +112,7 @@ async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest)
         EvidenceKind.OPERATOR_DECISION, {"decision": req.decision, "by": who}, operator=True
     )
     data: dict[str, Any] = {"decision": req.model_dump()}
-    before: list[dict[str, Any]] = []
+    before: list[repo.HistoryRow] = []
     if req.decision == "accept_job" and req.remote_job_id:
         # What the provider shows of the job, read before any write (accept_check.py).
         checked = await accept_check.verify(ctx, op, req.remote_job_id)
@@ -122,12 +122,12 @@ async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest)
         before.append(
             ledger.row(op, kind="exchange", actor=actor, cause=cause, now=now, data=ex.to_dict())
         )
-    async with ctx.db.transaction() as session:
+    async with ctx.db.transaction() as txn:
         if req.decision == "accept_job" and req.remote_job_id:  # again, where it is written
-            await accept_check.not_bound_elsewhere(session, op, req.remote_job_id)
+            await accept_check.not_bound_elsewhere(txn, op, req.remote_job_id)
         try:
             applied = await ledger.transition(
-                session,
+                txn,
                 op,
                 target,
                 evidence=evidence,
@@ -157,9 +157,9 @@ async def _acknowledge(
             "acknowledge applies to completed-with-errors results in the inbox.",
         )
     now = ctx.now()
-    async with ctx.db.transaction() as session:
+    async with ctx.db.transaction() as txn:
         applied = await repo.operator_update(
-            session,
+            txn,
             op.id,
             expected_version=op.version,
             at=now,
@@ -168,7 +168,7 @@ async def _acknowledge(
         if not applied:  # another decision landed since this request read the operation
             raise Conflict("operation_changed", "The operation changed; read it again.")
         await ledger.record(
-            session,
+            txn,
             op,
             kind="decision",
             actor=actor,
@@ -176,5 +176,5 @@ async def _acknowledge(
             now=now,
             data={"decision": req.model_dump()},
         )
-        fresh = await repo.get(session, op.id)
+        fresh = await repo.get(txn, op.id)
     return fresh or op

@@ -46,9 +46,9 @@ async def request_cancel(
     seconds = op.cancel_seconds or ctx.settings.scaled(profile.deadlines.cancel_seconds)
     deadline = now + timedelta(seconds=seconds)
     done = [s.value for s in TERMINAL | NEEDS_ATTENTION]
-    async with ctx.db.transaction() as session:
+    async with ctx.db.transaction() as txn:
         applied = await repo.record_cancel_intent(
-            session,
+            txn,
             op.id,
             now=now,
             by=who.name,
@@ -59,10 +59,10 @@ async def request_cancel(
         if applied:
             # Due now, unless a lease holder is mid-step: it sees the intent on its next step
             # (at once if this process holds it between two polls).
-            await repo.make_due_now(session, op.id, now=now, reason="cancel requested")
-            wake_on_commit(session, ctx.holder, op.id)
+            await repo.make_due_now(txn, op.id, now=now, reason="cancel requested")
+            wake_on_commit(txn, ctx.holder, op.id)
             await ledger.record(
-                session,
+                txn,
                 op,
                 kind="intent",
                 actor=f"{'operator' if who.is_operator else 'agent'}:{who.name}",
@@ -76,7 +76,7 @@ async def request_cancel(
                     "waits for a terminal remote state",
                 },
             )
-        fresh = await repo.get(session, op.id)
+        fresh = await repo.get(txn, op.id)
     ctx.notifier.kick()
     if not applied and fresh is not None and is_done(fresh.state):
         raise Conflict(

@@ -111,8 +111,8 @@ async def create(
     check_target(ctx, req)
     check_input(ctx.profiles[req.provider], req.kind, req.input)
     fp = fingerprint(req.provider, req.kind, req.input)
-    async with ctx.db.read() as session:
-        existing = await repo.get_by_key(session, principal, key)
+    async with ctx.db.read() as txn:
+        existing = await repo.get_by_key(txn, principal, key)
     if existing is not None:
         return _replay(existing, fp), True
     if req.callback_url is not None:  # SSRF guard, before anything is written
@@ -126,10 +126,10 @@ async def create(
     if parent is not None:
         op.trace_id = parent.jobgate_trace_id
     try:
-        async with ctx.db.transaction() as session:
-            await repo.insert_operation(session, op)
+        async with ctx.db.transaction() as txn:
+            await repo.insert_operation(txn, op)
             await repo.append_history(
-                session,
+                txn,
                 operation_id=op.id,
                 at=op.created_at,
                 kind="transition",
@@ -152,8 +152,8 @@ async def create(
             )
     except IntegrityError:
         # A concurrent request with the same key won the insert: answer as its replay.
-        async with ctx.db.transaction() as session:
-            existing = await repo.get_by_key(session, principal, key)
+        async with ctx.db.transaction() as txn:
+            existing = await repo.get_by_key(txn, principal, key)
         if existing is None:
             raise
         return _replay(existing, fp), True
@@ -170,8 +170,8 @@ async def create(
     if task in done:
         task.result()  # its failure is this request's, as before
         return op, False
-    async with ctx.db.read() as session:  # committed state only: the task is mid-step
-        fresh = await repo.get(session, op.id)
+    async with ctx.db.read() as txn:  # committed state only: the task is mid-step
+        fresh = await repo.get(txn, op.id)
     return fresh or op, False
 
 

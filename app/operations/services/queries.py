@@ -28,8 +28,8 @@ async def get(ctx: AppContext, op_id: str, who: deps.Principal) -> Operation:
     (too long, NUL, unencodable), without reaching the database."""
     op = None
     if len(op_id) <= MAX_ID_CHARS and text.problem(op_id) is None:
-        async with ctx.db.read() as session:
-            op = await repo.get(session, op_id)
+        async with ctx.db.read() as txn:
+            op = await repo.get(txn, op_id)
     if op is None or not who.may_see(op.principal):
         shown = op_id if len(op_id) <= MAX_ID_CHARS else op_id[:MAX_ID_CHARS] + "..."
         raise NotFound("operation_not_found", f"No operation {shown!r} for this caller.")
@@ -77,9 +77,9 @@ async def list_page(
 ) -> tuple[list[Operation], str | None]:
     """One page, newest first, and the cursor of the next (None on the last page)."""
     before = cursors.decode_list_cursor(cursor) if cursor else None
-    async with ctx.db.read() as session:
+    async with ctx.db.read() as txn:
         ops = await repo.list_operations(
-            session, flt, limit=limit + 1, before=before, done_states=DONE_STATES
+            txn, flt, limit=limit + 1, before=before, done_states=DONE_STATES
         )
     next_cursor = cursors.encode_list_cursor(ops[limit - 1]) if len(ops) > limit else None
     page = ops[:limit]
@@ -100,14 +100,14 @@ def states_for_status(status: str, states: tuple[str, ...]) -> tuple[str, ...]:
 async def history(ctx: AppContext, op_id: str, who: deps.Principal) -> list[HistoryEntry]:
     """Every history row of an operation the caller may see, oldest first."""
     await get(ctx, op_id, who)
-    async with ctx.db.read() as session:
-        return await repo.history(session, op_id)
+    async with ctx.db.read() as txn:
+        return await repo.history(txn, op_id)
 
 
 async def attention_inbox(
     ctx: AppContext, who: deps.Principal, *, limit: int
 ) -> list[tuple[Operation, str]]:
     """The inbox the caller may see, oldest first, each with why it needs a human."""
-    async with ctx.db.read() as session:
-        ops = await attention.inbox(session, principal=who.owner_filter, limit=limit)
+    async with ctx.db.read() as txn:
+        ops = await attention.inbox(txn, principal=who.owner_filter, limit=limit)
     return [(o, attention.why(o) or "") for o in ops]

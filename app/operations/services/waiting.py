@@ -70,8 +70,8 @@ class WaitHub:
     async def _watch(self, op_id: str, watch: _Watch) -> None:
         try:
             while True:
-                async with self.db.read() as session:
-                    op = await repo.get(session, op_id)
+                async with self.db.read() as txn:
+                    op = await repo.get(txn, op_id)
                 self.total_reads += 1
                 async with watch.cond:
                     watch.snapshot = op
