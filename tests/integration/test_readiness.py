@@ -110,7 +110,9 @@ def test_the_sqlite_default_migrates_itself(tmp_path: Path) -> None:
 async def test_readyz_is_200_at_head_and_the_landing_page_links(gateway: Gateway) -> None:
     r = await gateway.http.get("/v1/readyz")
     assert r.status_code == 200
-    assert r.json() == {
+    body = r.json()
+    assert body.pop("storage_free_bytes") >= gateway.ctx.settings.storage_reserve_bytes
+    assert body == {
         "ready": True,
         "reason": "ok",
         "database_revision": head_revision(),
