@@ -62,10 +62,9 @@ class McpEndpoint:
     async def running(self) -> AsyncIterator[None]:
         from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 
-        from app.mcp.tasks import OperationTasks
-        from app.mcp.tools import build_server
+        from app.mcp.tasks import build_server_with_tasks
 
-        server = build_server(self._connect, [OperationTasks(self._connect_task)])
+        server = build_server_with_tasks(self._connect, self._connect_task)
         server.streamable_http_app(
             streamable_http_path=MCP_PATH, stateless_http=True, json_response=True, host=self._host
         )

@@ -20,12 +20,14 @@ from typing import Any
 from mcp import MCPError
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
+from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolRequestParams, RequestParams
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict, Field
 
-from app.mcp import replies, task_view
+from app.mcp import legacy_tasks, replies, task_view
+from app.mcp.tools import WAIT_CAP_S, Connect, build_server
 from app.operations.contract import ids
 from jobgate_client import (
     ApiError,
@@ -40,6 +42,8 @@ TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 # The extension is defined on the stateless revisions only; a handshake-era request
 # proceeds as if no task capability had been declared.
 TASK_VERSIONS = frozenset(MODERN_PROTOCOL_VERSIONS)
+# tasks/get and tasks/cancel also answer the 2025-11-25 core tasks (legacy_tasks.py).
+READ_VERSIONS = TASK_VERSIONS | {legacy_tasks.LEGACY_VERSION}
 CANCEL_REASON = "cancelled by the MCP client (tasks/cancel)"
 MAX_SHOWN_ID = 100  # characters of a refused id repeated back, as the tools do
 
@@ -58,6 +62,12 @@ class UpdateTaskParams(TaskIdParams):
     """`tasks/update`: answers to the task's outstanding input requests, by key."""
 
     input_responses: dict[str, Any] = Field(alias="inputResponses", default_factory=dict)
+
+
+def build_server_with_tasks(connect: Connect, connect_task: TaskConnect) -> MCPServer[Any]:
+    """The jobgate MCP server offering tasks in both revisions' forms: the extension, and
+    2025-11-25's core tasks. `connect_task` gives a `tasks/*` request its REST client."""
+    return build_server(connect, [OperationTasks(connect_task)], [legacy_tasks.LegacyTasks()])
 
 
 def client_declares_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -80,9 +90,15 @@ class OperationTasks(Extension):
 
     def methods(self) -> Sequence[MethodBinding]:
         return (
-            MethodBinding("tasks/get", TaskIdParams, self._get, TASK_VERSIONS),
-            MethodBinding("tasks/cancel", TaskIdParams, self._cancel, TASK_VERSIONS),
+            MethodBinding("tasks/get", TaskIdParams, self._get, READ_VERSIONS),
+            MethodBinding("tasks/cancel", TaskIdParams, self._cancel, READ_VERSIONS),
             MethodBinding("tasks/update", UpdateTaskParams, self._update, TASK_VERSIONS),
+            MethodBinding(
+                "tasks/result",
+                TaskIdParams,
+                self._result,
+                frozenset({legacy_tasks.LEGACY_VERSION}),
+            ),
         )
 
     async def intercept_tool_call(
@@ -130,7 +146,24 @@ class OperationTasks(Extension):
     async def _get(
         self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams
     ) -> HandlerResult:
-        return task_view.detailed(await self._read(ctx, params.task_id))
+        body = await self._read(ctx, params.task_id)
+        if ctx.protocol_version == legacy_tasks.LEGACY_VERSION:
+            return legacy_tasks.task_of(body)
+        return task_view.detailed(body)
+
+    async def _result(
+        self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams
+    ) -> HandlerResult:
+        """2025-11-25's `tasks/result`: held (a REST wait at a time) until the operation
+        is done, then its `get_operation` tool result."""
+        body = await self._read(ctx, params.task_id)
+        client = self._connect(ctx)
+        while not body["done"]:
+            try:
+                body = await client.wait(params.task_id, WAIT_CAP_S)
+            except (ApiError, GatewayUnavailable) as exc:
+                raise _rpc_error(exc, params.task_id) from None
+        return legacy_tasks.result_of(body)
 
     async def _cancel(
         self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams
@@ -140,9 +173,11 @@ class OperationTasks(Extension):
         if not ids.is_operation_id(params.task_id):
             raise _no_task(params.task_id)
         try:
-            await self._connect(ctx).cancel(params.task_id, CANCEL_REASON)
+            body = await self._connect(ctx).cancel(params.task_id, CANCEL_REASON)
         except (ApiError, GatewayUnavailable) as exc:
             raise _rpc_error(exc, params.task_id) from None
+        if ctx.protocol_version == legacy_tasks.LEGACY_VERSION:
+            return legacy_tasks.task_of(body)  # that revision answers the task
         return {}
 
     async def _update(

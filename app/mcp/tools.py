@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, cast
 
+from mcp.server.context import ServerMiddleware
 from mcp.server.extension import Extension
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
@@ -81,11 +82,18 @@ def _validation(arg: ValidationArg | None) -> Validation | None:
     return cast(Validation, arg.model_dump(exclude_none=True)) if arg else None
 
 
-def build_server(connect: Connect, extensions: Sequence[Extension] = ()) -> MCPServer[Any]:
-    """The jobgate MCP server; `connect` gives each tool call its REST client, and
-    `extensions` are the MCP extensions it offers (the tasks one, `tasks.py`)."""
+def build_server(
+    connect: Connect,
+    extensions: Sequence[Extension] = (),
+    middleware: Sequence[ServerMiddleware[Any]] = (),
+) -> MCPServer[Any]:
+    """The jobgate MCP server; `connect` gives each tool call its REST client;
+    `extensions` and `middleware` add MCP tasks (`tasks.py`, `legacy_tasks.py`)."""
     server: MCPServer[Any] = MCPServer(
-        "jobgate", instructions=INSTRUCTIONS, extensions=list(extensions)
+        "jobgate",
+        instructions=INSTRUCTIONS,
+        extensions=list(extensions),
+        middleware=list(middleware),
     )
 
     async def run(
