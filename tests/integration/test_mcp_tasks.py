@@ -4,6 +4,7 @@ after a SIGKILL and restart, by a new client session, and only by its own agent.
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -12,7 +13,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from mcp import Client, MCPError
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
@@ -37,6 +38,7 @@ from tests.support.mcp_tasks import (
 from tests.support.processes import gateway_process
 
 ROLES = {"agent-a": "agent", "agent-b": "agent", "ops": "operator"}
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def start_args(scenario: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -231,6 +233,27 @@ async def test_an_agent_never_sees_another_agents_task(
     async with tasks_session(url, keys["agent-a"]) as a:
         assert (await get_task(a.session, handle.task_id))["status"] == "working"
         await cancel_task(a.session, handle.task_id)
+
+
+async def test_stdio_serves_tasks_with_the_key_from_the_environment(
+    keyed: tuple[str, dict[str, str]],
+) -> None:
+    url, keys = keyed
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "app.cli", "mcp", "--url", url, "--key-env", "AGENT_KEY"],
+        env={"AGENT_KEY": keys["agent-a"]},
+        cwd=str(ROOT),
+    )
+    async with tasks_client(server) as client:
+        assert client.protocol_version == "2026-07-28"
+        handle = await start_task(client, {"name": "never_finishes"}, deadlines=LONG_DEADLINES)
+        seen = await get_task(client.session, handle.task_id)
+        await cancel_task(client.session, handle.task_id)
+    assert seen["status"] == "working" and seen["taskId"] == handle.task_id
+    async with tasks_session(url, keys["agent-b"]) as other:  # the same isolation
+        with pytest.raises(MCPError):
+            await get_task(other.session, handle.task_id)
 
 
 @pytest.mark.postgres_only
