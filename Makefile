@@ -12,7 +12,7 @@ MOCK_PORT ?= 8081
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,interop]'
 	touch $(STAMP)
 
 install: $(STAMP)

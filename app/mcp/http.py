@@ -9,7 +9,7 @@ after a restart) serves the next call.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from jobgate_client import AsyncClient
 
 if TYPE_CHECKING:  # the SDK is imported when the endpoint starts, not with app.main
+    from mcp.server.context import ServerRequestContext
     from mcp.server.mcpserver import Context
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 
@@ -44,9 +45,15 @@ class McpEndpoint:
         return Route(MCP_PATH, endpoint=self)
 
     def _connect(self, ctx: Context[Any, Any]) -> AsyncClient:
+        return self._client_for(ctx.headers)
+
+    def _connect_task(self, ctx: ServerRequestContext[Any, Any]) -> AsyncClient:
+        return self._client_for(getattr(ctx.request, "headers", None))
+
+    def _client_for(self, headers: Mapping[str, str] | None) -> AsyncClient:
         """The caller's key, forwarded: the gateway decides what it may see and do."""
         assert self._http is not None  # tools run only while running() is entered
-        scheme, _, key = (ctx.headers or {}).get("authorization", "").partition(" ")
+        scheme, _, key = (headers or {}).get("authorization", "").partition(" ")
         return AsyncClient(
             http=self._http, api_key=key.strip() if scheme.lower() == "bearer" else None
         )
@@ -55,9 +62,9 @@ class McpEndpoint:
     async def running(self) -> AsyncIterator[None]:
         from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 
-        from app.mcp.tools import build_server
+        from app.mcp.tasks import build_server_with_tasks
 
-        server = build_server(self._connect)
+        server = build_server_with_tasks(self._connect, self._connect_task)
         server.streamable_http_app(
             streamable_http_path=MCP_PATH, stateless_http=True, json_response=True, host=self._host
         )

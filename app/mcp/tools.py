@@ -7,9 +7,11 @@ a gateway by URL, so the same keys, roles and answers apply everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, cast
 
+from mcp.server.context import ServerMiddleware
+from mcp.server.extension import Extension
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
@@ -80,9 +82,19 @@ def _validation(arg: ValidationArg | None) -> Validation | None:
     return cast(Validation, arg.model_dump(exclude_none=True)) if arg else None
 
 
-def build_server(connect: Connect) -> MCPServer[Any]:
-    """The jobgate MCP server; `connect` gives each tool call its REST client."""
-    server: MCPServer[Any] = MCPServer("jobgate", instructions=INSTRUCTIONS)
+def build_server(
+    connect: Connect,
+    extensions: Sequence[Extension] = (),
+    middleware: Sequence[ServerMiddleware[Any]] = (),
+) -> MCPServer[Any]:
+    """The jobgate MCP server; `connect` gives each tool call its REST client;
+    `extensions` and `middleware` add MCP tasks (`tasks.py`, `legacy_tasks.py`)."""
+    server: MCPServer[Any] = MCPServer(
+        "jobgate",
+        instructions=INSTRUCTIONS,
+        extensions=list(extensions),
+        middleware=list(middleware),
+    )
 
     async def run(
         ctx: Context[Any, Any],

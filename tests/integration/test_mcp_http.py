@@ -1,8 +1,8 @@
 """The MCP server at /mcp of a real gateway process, through the official MCP client.
 
-No SDK task support (mcp 2.3.0 has none): what must survive a restart is an operation
-started through MCP, read back through MCP from the restarted gateway, and on
-PostgreSQL from a second gateway process.
+What must survive a restart is an operation started through MCP, read back through MCP
+from the restarted gateway, and on PostgreSQL from a second gateway process (the same
+as a task: test_mcp_tasks.py).
 """
 
 from __future__ import annotations
