@@ -94,7 +94,7 @@ async def test_a_job_that_never_finishes_times_out_and_is_listed_later(gateway_u
     assert not waited.is_error and body is not None
     assert body["outcome"] == "timed_out" and body["done"] is False
     assert body["operation_id"] == op_id and op_id in text_of(waited)
-    assert "NOT finished" in text_of(waited)
+    assert "is IN PROGRESS" in text_of(waited)
 
     async with mcp_session(gateway_url) as later:  # a new run of the agent
         listed = await call(later, "list_operations", limit=50)
