@@ -152,9 +152,10 @@ def errors_reply(page: Mapping[str, Any]) -> CallToolResult:
     """One page of failed items, listed in the text too (the model reads the text)."""
     items = page.get("items") or []
     more = page.get("next_cursor")
-    tail = f"more with cursor {more}" if more else "no more failed items"
+    tail = f"more with cursor {more}" if more else "no more of them"
     text = (
-        f"{len(items)} failed items of operation {page.get('operation_id')} on this page "
+        f"{len(items)} {'item' if len(items) == 1 else 'items'} that failed or never ran, "
+        f"of operation {page.get('operation_id')}, on this page "
         f"({tail}):\n" + "\n".join(_dumps(i) for i in items)
     )
     return reply(page, text)
