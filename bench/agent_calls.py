@@ -32,6 +32,11 @@ Columns:
 
 `corrupt_result` is the same job whose result fails its checksum: the naive agent
 reports success, jobgate says it needs a human.
+
+`--fakes` (default: all six bundled provider fakes, each `jobgate fake-provider` in its
+own process) adds one small job per fake, run by `client` and by `mcp` through the same
+gateway, so the table shows the calls one job costs per channel against each provider's
+API shape (`--fakes none` skips them).
 """
 
 from __future__ import annotations
@@ -70,7 +75,7 @@ class Row:
     agent: str
     scenario: str
     agent_calls: int = 0
-    provider_status_calls: int = 0
+    provider_status_calls: int | None = 0  # None: not counted (a fake's job)
     false_success: int = 0
     report: str = ""
     seconds: float = 0.0
@@ -92,6 +97,128 @@ def job_input(scenario: str, run_ms: int) -> dict[str, Any]:
     return {"scenario": {"name": scenario, "run_ms": run_ms}}
 
 
+@dataclass(frozen=True)
+class Job:
+    """One create: the profile, its kind and the provider's input."""
+
+    provider: str
+    kind: str
+    input: dict[str, Any]
+
+
+def mock_job(scenario: str, run_ms: int) -> Job:
+    return Job("mock", "report", job_input(scenario, run_ms))
+
+
+FAKE_KEY = "fake-provider-key-0123456789"
+# profile -> (fake, base URL variable, credential variable)
+FAKES: dict[str, tuple[str, str, str]] = {
+    "openai_batch": ("openai_batch", "JOBGATE_OPENAI_BASE_URL", "OPENAI_API_KEY"),
+    "anthropic_message_batches": (
+        "anthropic_message_batches",
+        "JOBGATE_ANTHROPIC_BASE_URL",
+        "ANTHROPIC_API_KEY",
+    ),
+    "replicate_predictions": (
+        "replicate_predictions",
+        "JOBGATE_REPLICATE_BASE_URL",
+        "REPLICATE_API_TOKEN",
+    ),
+    "google_translate": (
+        "google_translate",
+        "JOBGATE_GOOGLE_TRANSLATE_BASE_URL",
+        "GOOGLE_OAUTH_ACCESS_TOKEN",
+    ),
+    "google_document_ai": (
+        "google_document_ai",
+        "JOBGATE_GOOGLE_DOCUMENT_AI_BASE_URL",
+        "GOOGLE_OAUTH_ACCESS_TOKEN",
+    ),
+    "azure_operation_location": (
+        "azure_operation_location",
+        "JOBGATE_AZURE_LANGUAGE_ENDPOINT",
+        "AZURE_LANGUAGE_KEY",
+    ),
+}
+
+
+def fake_job(profile: str) -> Job:
+    """A small job each fake finishes in a few status reads (docs/provider-fakes.md)."""
+    from jobgate_fakes.providers.replicate_predictions.model import VERSION
+
+    out = f"gs://out/{uuid.uuid4()}/"
+    chat = {"model": "gpt-4o-mini", "max_tokens": 100, "messages": []}
+    inputs: dict[str, tuple[str, dict[str, Any]]] = {
+        "openai_batch": (
+            "batch",
+            {
+                "endpoint": "/v1/chat/completions",
+                "requests": [
+                    {"custom_id": c, "method": "POST", "url": "/v1/chat/completions", "body": chat}
+                    for c in ("a", "b")
+                ],
+            },
+        ),
+        "anthropic_message_batches": (
+            "batch",
+            {
+                "requests": [
+                    {
+                        "custom_id": c,
+                        "params": {"model": "claude-x", "max_tokens": 100, "messages": []},
+                    }
+                    for c in ("a", "b")
+                ]
+            },
+        ),  # fmt: skip
+        "replicate_predictions": (
+            "prediction",
+            {"version": VERSION, "input": {"prompt": "one two three"}},
+        ),
+        "google_translate": (
+            "batch_translate_text",
+            {
+                "sourceLanguageCode": "en",
+                "targetLanguageCodes": ["de"],
+                "inputConfigs": [{"gcsSource": {"inputUri": "gs://in/a.txt"}}],
+                "outputConfig": {"gcsDestination": {"outputUriPrefix": out}},
+            },
+        ),
+        "google_document_ai": (
+            "batch_process",
+            {
+                "processor": "a1b2c3d4e5f60718",
+                "inputDocuments": {
+                    "gcsDocuments": {
+                        "documents": [
+                            {"gcsUri": "gs://in-bucket/a.pdf", "mimeType": "application/pdf"}
+                        ]
+                    }
+                },
+                "documentOutputConfig": {"gcsOutputConfig": {"gcsUri": out}},
+                "skipHumanReview": True,
+            },
+        ),  # fmt: skip
+        "azure_operation_location": (
+            "analyze_text",
+            {
+                "analysisInput": {
+                    "documents": [{"id": "1", "language": "en", "text": "Jobs polled."}]
+                },
+                "tasks": [
+                    {
+                        "kind": "KeyPhraseExtraction",
+                        "taskName": "kp",
+                        "parameters": {"modelVersion": "latest"},
+                    }
+                ],
+            },
+        ),  # fmt: skip
+    }
+    kind, body = inputs[profile]
+    return Job(profile, kind, body)
+
+
 # --- processes -----------------------------------------------------------------------
 
 
@@ -103,7 +230,40 @@ def mock_provider(tmp: Path) -> Iterator[str]:
 
 
 @contextmanager
-def gateway(tmp: Path, mock_url: str, scale: float) -> Iterator[str]:
+def fakes_up(tmp: Path, profiles: list[str]) -> Iterator[dict[str, str]]:
+    """Each profile's fake in its own process; the gateway environment that points the
+    profiles at them."""
+    procs: list[Process] = []
+    env: dict[str, str] = {"GOOGLE_CLOUD_PROJECT": "my-project"}
+    try:
+        for profile in profiles:
+            fake, base_var, key_var = FAKES[profile]
+            port = free_port()
+            args = ["fake-provider", fake, "--port", str(port)]
+            proc = Process(args, {"JOBGATE_FAKE_API_KEY": FAKE_KEY}, tmp / f"{fake}.log")
+            procs.append(proc.start())
+            url = f"http://127.0.0.1:{port}"
+            ends = time.monotonic() + START_TIMEOUT_S
+            while True:
+                try:
+                    httpx2.get(f"{url}/_fake/stats", timeout=1)
+                    break
+                except httpx2.HTTPError:
+                    if time.monotonic() > ends or not proc.alive():
+                        raise RuntimeError(f"fake {fake} did not start") from None
+                    time.sleep(0.05)
+            env[base_var] = url
+            env[key_var] = FAKE_KEY
+        yield env
+    finally:
+        for proc in procs:
+            proc.kill()
+
+
+@contextmanager
+def gateway(
+    tmp: Path, mock_url: str, scale: float, extra: dict[str, str] | None = None
+) -> Iterator[str]:
     db_url = f"sqlite:///{tmp / 'agent-calls.db'}"
     upgrade(db_url)
     port = free_port()
@@ -115,6 +275,7 @@ def gateway(tmp: Path, mock_url: str, scale: float) -> Iterator[str]:
         "JOBGATE_TIME_SCALE": str(scale),
         "JOBGATE_WAIT_MAX_SECONDS": str(WAIT_CAP_S * scale),
         "JOBGATE_OBSERVER_INTERVAL_SECONDS": str(min(0.05, scale * 5)),
+        **(extra or {}),
     }
     args = ["serve", "--port", str(port), "--log-level", "warning"]
     proc = Process(args, env, tmp / "gateway.log").start()
@@ -192,14 +353,12 @@ class _Counting(httpx2.HTTPTransport):
         return response
 
 
-def client_agent(url: str, scenario: str, run_ms: int, max_wait: float) -> Row:
+def client_agent(url: str, scenario: str, job: Job, max_wait: float) -> Row:
     """One `start_and_wait`."""
     row = Row("client", scenario)
     started = time.monotonic()
     with Client(url, transport=_Counting(row), retry=RetryPolicy(attempts=4)) as jg:
-        outcome = jg.start_and_wait(
-            "mock", "report", job_input(scenario, run_ms), uuid.uuid4().hex, max_wait
-        )
+        outcome = jg.start_and_wait(job.provider, job.kind, job.input, uuid.uuid4().hex, max_wait)
     row.report = outcome.kind
     row.job_id = outcome.operation.get("remote_job_id")
     row.seconds = time.monotonic() - started
@@ -217,15 +376,15 @@ async def mcp_session(url: str) -> AsyncIterator[Any]:
             yield client
 
 
-async def mcp_agent(url: str, scenario: str, run_ms: int, budget_s: float) -> Row:
+async def mcp_agent(url: str, scenario: str, job: Job, budget_s: float) -> Row:
     """`start_operation`, then `wait_for_operation` until `done`."""
     row = Row("mcp", scenario)
     started = time.monotonic()
     async with mcp_session(url) as mcp:
         args = {
-            "provider": "mock",
-            "kind": "report",
-            "input": job_input(scenario, run_ms),
+            "provider": job.provider,
+            "kind": job.kind,
+            "input": job.input,
             "idempotency_key": uuid.uuid4().hex,
         }
         result = await mcp.call_tool("start_operation", args)
@@ -255,8 +414,9 @@ async def run_scenario(
     # One after the other: on a small machine, agents running at once slow each other's
     # calls, which a time-scaled run magnifies.
     naive = await naive_agent(mock_url, scenario, run_ms, args.naive_interval * args.scale, budget)
-    client = await asyncio.to_thread(client_agent, url, scenario, run_ms, budget)
-    mcp = await mcp_agent(url, scenario, run_ms, budget)
+    job = mock_job(scenario, run_ms)
+    client = await asyncio.to_thread(client_agent, url, scenario, job, budget)
+    mcp = await mcp_agent(url, scenario, job, budget)
     rows = [naive, client, mcp]
     for row in (client, mcp):
         row.false_success = sum(false_success(b) for b in row.bodies)
@@ -265,19 +425,46 @@ async def run_scenario(
     return rows
 
 
+async def run_fake(url: str, profile: str, budget: float) -> list[Row]:
+    """One small job at a fake, by the client and over MCP (the fake counts the provider
+    calls itself: `provider status` stays 0 here)."""
+    client = await asyncio.to_thread(client_agent, url, profile, fake_job(profile), budget)
+    mcp = await mcp_agent(url, profile, fake_job(profile), budget)
+    for row in (client, mcp):
+        row.false_success = sum(false_success(b) for b in row.bodies)
+        row.provider_status_calls = None  # the mock's counters do not know a fake's jobs
+    return [client, mcp]
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    fakes = [] if args.fakes == "none" else args.fakes.split(",")
     with tempfile.TemporaryDirectory(prefix="agent-calls-") as tmp_name:
         tmp = Path(tmp_name)
-        with mock_provider(tmp) as mock_url, gateway(tmp, mock_url, args.scale) as url:
+        with (
+            mock_provider(tmp) as mock_url,
+            fakes_up(tmp, fakes) as fake_env,
+            gateway(tmp, mock_url, args.scale, fake_env) as url,
+        ):
             rows: list[Row] = []
             for scenario in args.scenarios.split(","):
                 rows += asyncio.run(run_scenario(url, mock_url, scenario, args))
+            budget = max(30.0, args.provider_seconds * args.scale * 20)
+            for profile in fakes:
+                rows += asyncio.run(run_fake(url, profile, budget))
     return {
         "provider_seconds": args.provider_seconds,
         "scale": args.scale,
         "naive_interval_seconds": args.naive_interval,
         "rows": [{k: v for k, v in asdict(r).items() if k != "bodies"} for r in rows],
     }
+
+
+def per_channel(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The rows of each agent (channel), in table order."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        out.setdefault(row["agent"], []).append(row)
+    return out
 
 
 def print_report(result: dict[str, Any]) -> None:
@@ -293,11 +480,20 @@ def print_report(result: dict[str, Any]) -> None:
             r["scenario"],
             r["agent"],
             r["agent_calls"],
-            r["provider_status_calls"],
+            "-" if r["provider_status_calls"] is None else r["provider_status_calls"],
             r["false_success"],
             r["report"],
         )
         print("| " + " | ".join(str(c) for c in cells) + " |")
+    print()
+    print("calls per job, by channel (every job in the table):")
+    for agent, rows in per_channel(result["rows"]).items():
+        calls = [r["agent_calls"] for r in rows]
+        false = sum(r["false_success"] for r in rows)
+        print(
+            f"- {agent}: {sum(calls) / len(calls):.1f} on average over {len(calls)} jobs "
+            f"(min {min(calls)}, max {max(calls)}); false successes {false}"
+        )
 
 
 def main() -> None:
@@ -306,6 +502,7 @@ def main() -> None:
     parser.add_argument("--provider-seconds", type=float, default=240.0)
     parser.add_argument("--naive-interval", type=float, default=2.0)
     parser.add_argument("--scenarios", default="fast,corrupt_result")
+    parser.add_argument("--fakes", default=",".join(FAKES), help="profiles, or `none`")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     os.environ.pop("JOBGATE_DATABASE_URL", None)

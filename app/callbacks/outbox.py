@@ -35,15 +35,17 @@ def event_id_for(operation_id: str, final_state: State) -> str:
     return f"{operation_id}:{final_state.value}"
 
 
+def completion_payload(op: Operation, now: datetime) -> dict[str, Any]:
+    """The `operation.completed` event: the agent body as of now."""
+    return {"type": EVENT_TYPE, "data": to_body(op, now).model_dump(mode="json")}
+
+
 async def enqueue_completion(txn: Txn, op: Operation, final_state: State, now: datetime) -> bool:
     """Add the completion event in the caller's transaction; False if it already exists.
 
     `op` must already reflect the new state: the payload is the agent body as of now.
     """
-    payload = {
-        "type": EVENT_TYPE,
-        "data": to_body(op, now).model_dump(mode="json"),
-    }
+    payload = completion_payload(op, now)
     row = {
         "event_id": event_id_for(op.id, final_state),
         "operation_id": op.id,

@@ -1,7 +1,8 @@
 """One JSON error shape for every failure: {"error": {"code", "message", "details"}}.
 
 An error about an existing operation also carries that operation's body beside it
-(`{"error": ..., "operation": ...}`): the routes that know the operation attach it."""
+(`{"error": ..., "operation": ...}`), and its `done`, `outcome`, `message` and
+`next_action` at the top level: the routes that know the operation attach it."""
 
 from __future__ import annotations
 
@@ -82,6 +83,16 @@ def as_api_error(exc: DomainError | ApiError) -> ApiError:
     return err
 
 
+# Copied from an attached operation body to the top of an error, beside `error`, so an
+# agent that reads only the top level still knows where the operation stands.
+VERDICT_FIELDS = ("done", "outcome", "message", "next_action")
+
+
+def verdict_of(operation: dict[str, Any]) -> dict[str, Any]:
+    """`done`, `outcome`, `message` and `next_action` of an operation body."""
+    return {k: operation.get(k) for k in VERDICT_FIELDS}
+
+
 def error_response(
     status: int,
     code: str,
@@ -92,6 +103,10 @@ def error_response(
 ) -> JSONResponse:
     body: dict[str, Any] = {"error": {"code": code, "message": message, "details": details or {}}}
     if operation is not None:
+        body.update(verdict_of(operation))
+        verdict = str(operation.get("message") or "")
+        if verdict and not message.endswith(verdict):  # the error's words end with it too
+            body["error"]["message"] = f"{message} {verdict}"
         body["operation"] = operation
     # degrade: an error about bad text must never fail to encode because of that text.
     return JSONResponse(degrade(body), status_code=status, headers=headers)

@@ -15,6 +15,8 @@ from mcp.types import CallToolResult, TextContent
 
 from jobgate_client import ApiError, GatewayUnavailable, Operation, OperationList
 
+# An operation's verdict, beside `error` at the top of a refusal (as the REST 409 has it).
+VERDICT_FIELDS = ("done", "outcome", "message", "next_action")
 RESULT_CHUNK_CHARS = 20_000  # default characters of result JSON per get_result call
 MAX_RESULT_CHUNK_CHARS = 100_000
 
@@ -60,8 +62,8 @@ def operation_reply(body: Operation) -> CallToolResult:
 
 def refused(exc: ApiError | GatewayUnavailable, operation: Operation | None) -> CallToolResult:
     """A tool error: the gateway's code and message, and (when the error is about an
-    existing operation) that operation's body and words, so the agent still knows
-    `done`, `outcome` and what to do next."""
+    existing operation) that operation's body, its `done`, `outcome`, `message` and
+    `next_action` at the top, and its words, so the agent still knows what to do next."""
     if isinstance(exc, ApiError):
         error: dict[str, Any] = {"code": exc.code, "message": exc.message, "details": exc.details}
         text = f"Refused by the gateway ({exc.status} {exc.code}): {exc.message}"
@@ -71,8 +73,10 @@ def refused(exc: ApiError | GatewayUnavailable, operation: Operation | None) -> 
     structured: dict[str, Any] = {"error": error}
     if operation is not None:
         operation = with_tool(operation)
+        structured.update({k: operation.get(k) for k in VERDICT_FIELDS})
         structured["operation"] = operation
-        text += f"\nOperation {operation['operation_id']}: {operation['message']}"
+        if not text.endswith(operation["message"]):  # an older gateway's error omits it
+            text += f"\nOperation {operation['operation_id']}: {operation['message']}"
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
         structured_content=structured,
@@ -148,9 +152,10 @@ def errors_reply(page: Mapping[str, Any]) -> CallToolResult:
     """One page of failed items, listed in the text too (the model reads the text)."""
     items = page.get("items") or []
     more = page.get("next_cursor")
-    tail = f"more with cursor {more}" if more else "no more failed items"
+    tail = f"more with cursor {more}" if more else "no more of them"
     text = (
-        f"{len(items)} failed items of operation {page.get('operation_id')} on this page "
+        f"{len(items)} {'item' if len(items) == 1 else 'items'} that failed or never ran, "
+        f"of operation {page.get('operation_id')}, on this page "
         f"({tail}):\n" + "\n".join(_dumps(i) for i in items)
     )
     return reply(page, text)

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.core import json_guard
 from app.mcp import replies
+from app.mcp.outputs import AttentionOut, ErrorsOut, ListOut, OperationOut, ResultOut
 from app.operations.contract import ids
 from jobgate_client import (
     ApiError,
@@ -39,16 +40,27 @@ WAIT_DEFAULT_S = 30.0
 LIST_MAX = 100
 MAX_SHOWN_ID = 100  # characters of a refused id repeated back
 
+# The stop rules every tool that answers with an operation repeats (docs/agent-api.md,
+# "Three situations, three vocabularies"): a model may read one description only.
+STOP_RULES = (
+    "Read `done` first. `done: false`: the job is in progress; call wait_for_operation "
+    "with the same operation_id (`outcome: timed_out` means only that the wait ended). "
+    "`done: true`: `outcome` says how it ended. Report success only when `outcome` is "
+    "`succeeded`; `completed_with_errors`, `failed` and `cancelled` are not a success: "
+    "report them as they are. `needs_attention` means a human is needed: stop, tell the "
+    "user the operation_id and why, and do not retry or start the work again."
+)
 INSTRUCTIONS = (
-    "jobgate runs long provider jobs for you and tells you in plain words whether they are "
-    "finished. At the start of a run call list_operations: work still in flight is listed "
-    "first. Start work with start_operation (always with an idempotency_key), then call "
-    "wait_for_operation until `done` is true. Report success only when `outcome` is "
-    "succeeded; `timed_out` means only that the wait ended and the job continues."
+    "jobgate runs long provider jobs for you and tells you in plain words where they stand. "
+    "At the start of a run call list_operations: work still in flight is listed first. "
+    "Start work with start_operation (always with an idempotency_key). " + STOP_RULES
 )
 START_DESCRIPTION = (
     "Start a long job at a provider through the gateway. It answers at once with the "
-    "operation (NOT finished yet); then call wait_for_operation with its operation_id. "
+    "operation, and `done` may already be true (a provider that refused the request at "
+    "once, or answered with the result straight away): read it before waiting. "
+    + STOP_RULES
+    + " "
     + IDEMPOTENCY_KEY_ADVICE
 )
 
@@ -146,7 +158,7 @@ def build_server(
         callback_url: str | None = None,
         labels: dict[str, str] | None = None,
         validation: ValidationArg | None = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, OperationOut]:
         refused = _refuse_start(input, idempotency_key)
         if refused is not None:
             return refused
@@ -169,10 +181,12 @@ def build_server(
     @server.tool(
         name="get_operation",
         description="The operation as it is now: `done`, `status`, `outcome`, and `message` "
-        "saying whether it is finished and what to do next.",
+        "saying where it stands and what to do next. " + STOP_RULES,
         annotations=READ,
     )
-    async def get_operation(operation_id: OpId, ctx: Context[Any, Any]) -> CallToolResult:
+    async def get_operation(
+        operation_id: OpId, ctx: Context[Any, Any]
+    ) -> Annotated[CallToolResult, OperationOut]:
         async def act(c: AsyncClient) -> CallToolResult:
             return replies.operation_reply(await c.get(operation_id))
 
@@ -183,14 +197,16 @@ def build_server(
         description=f"Wait in the gateway until the operation is done, at most timeout_seconds "
         f"(capped at {WAIT_CAP_S:g}). `outcome` says how it ended: succeeded, "
         "completed_with_errors, failed, cancelled, needs_attention, or timed_out (only the "
-        "wait ended: the job continues; call this again with the same operation_id).",
+        "wait ended: the job continues; call this again with the same operation_id). "
+        "The gateway may learn a job's end up to its provider's polling cap late (the "
+        "message says how late). " + STOP_RULES,
         annotations=READ,
     )
     async def wait_for_operation(
         operation_id: OpId,
         ctx: Context[Any, Any],
         timeout_seconds: Annotated[float, Field(ge=0)] = WAIT_DEFAULT_S,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, OperationOut]:
         async def act(c: AsyncClient) -> CallToolResult:
             body = await c.wait(operation_id, min(timeout_seconds, WAIT_CAP_S))
             return replies.operation_reply(body)
@@ -200,14 +216,15 @@ def build_server(
     @server.tool(
         name="cancel_operation",
         description="Ask the gateway to cancel the operation. It is NOT cancelled until a "
-        "later body says status cancelled: wait_for_operation to see how it ends.",
+        "later body says status cancelled (it may still end `succeeded` if the job got "
+        "there first): wait_for_operation to see how it ends. " + STOP_RULES,
         annotations=ToolAnnotations(idempotent_hint=True, destructive_hint=True),
     )
     async def cancel_operation(
         operation_id: OpId,
         ctx: Context[Any, Any],
         reason: Annotated[str, Field(max_length=1000)] = "",
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, OperationOut]:
         async def act(c: AsyncClient) -> CallToolResult:
             return replies.operation_reply(await c.cancel(operation_id, reason))
 
@@ -228,7 +245,7 @@ def build_server(
         max_chars: Annotated[
             int, Field(ge=1, le=replies.MAX_RESULT_CHUNK_CHARS)
         ] = replies.RESULT_CHUNK_CHARS,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, ResultOut]:
         async def act(c: AsyncClient) -> CallToolResult:
             body = await c.result(operation_id)
             return replies.result_reply(body, cursor, max_chars)
@@ -237,8 +254,9 @@ def build_server(
 
     @server.tool(
         name="get_errors",
-        description="The failed items of a partial result (completed_with_errors), a "
-        "bounded page at a time; pass next_cursor back for the next page.",
+        description="The items that failed or never ran, of a partial result "
+        "(completed_with_errors) or a cancelled job, a bounded page at a time; pass "
+        "next_cursor back for the next page. Report them with the rest of the output.",
         annotations=READ,
     )
     async def get_errors(
@@ -246,7 +264,7 @@ def build_server(
         ctx: Context[Any, Any],
         limit: Annotated[int, Field(ge=1, le=200)] = 50,
         cursor: str | None = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, ErrorsOut]:
         async def act(c: AsyncClient) -> CallToolResult:
             return replies.errors_reply(await c.errors(operation_id, limit, cursor))
 
@@ -262,7 +280,7 @@ def build_server(
         ctx: Context[Any, Any],
         limit: Annotated[int, Field(ge=1, le=LIST_MAX)] = 20,
         cursor: str | None = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, ListOut]:
         async def act(c: AsyncClient) -> CallToolResult:
             page, in_flight = await in_flight_first(c, limit, cursor)
             return replies.list_reply(page, in_flight)
@@ -271,12 +289,13 @@ def build_server(
 
     @server.tool(
         name="list_attention",
-        description="Operators only: operations that need a human, and why.",
+        description="Operators only: operations that need a human, and why. An agent's key "
+        "is refused: tell the user which operations need a human instead.",
         annotations=READ,
     )
     async def list_attention(
         ctx: Context[Any, Any], limit: Annotated[int, Field(ge=1, le=200)] = 50
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, AttentionOut]:
         async def act(c: AsyncClient) -> CallToolResult:
             await require_operator(c)
             listing = await c.attention(limit)

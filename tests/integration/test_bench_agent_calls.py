@@ -1,5 +1,6 @@
 """Smoke run of `bench/agent_calls.py` at a small scale: it still runs, the three agents
-report what the job did, and no jobgate answer invites a false success."""
+report what the job did, every bundled fake's job ends right by the client and over
+MCP, and no jobgate answer invites a false success."""
 
 from __future__ import annotations
 
@@ -9,6 +10,14 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+FAKES = (
+    "openai_batch",
+    "anthropic_message_batches",
+    "replicate_predictions",
+    "google_translate",
+    "google_document_ai",
+    "azure_operation_location",
+)
 
 
 def test_agent_calls_bench_runs_and_counts() -> None:
@@ -17,9 +26,14 @@ def test_agent_calls_bench_runs_and_counts() -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = {(r["scenario"], r["agent"]): r for r in json.loads(proc.stdout)["rows"]}
-    assert set(rows) == {
-        (s, a) for s in ("fast", "corrupt_result") for a in ("naive", "client", "mcp")
-    }
+    mock = {(s, a) for s in ("fast", "corrupt_result") for a in ("naive", "client", "mcp")}
+    fakes = {(f, a) for f in FAKES for a in ("client", "mcp")}
+    assert set(rows) == mock | fakes
+    # One small job per bundled fake, per channel: it ends right, with no false success.
+    for key in fakes:
+        row = rows[key]
+        assert row["report"] == "succeeded" and row["false_success"] == 0, row
+        assert 1 <= row["agent_calls"] <= 5, row
     for agent in ("client", "mcp"):
         assert rows[("fast", agent)]["report"] == "succeeded"
         assert rows[("corrupt_result", agent)]["report"] == "needs_attention"

@@ -35,10 +35,11 @@ async def test_cancel_race_ends_succeeded_and_says_the_cancel_came_too_late(
     await gateway.tick(61)  # observing; one running poll
     body = await _cancel(gateway, op_id)
     assert body["status"] == "cancelling" and body["done"] is False
-    assert "NOT confirmed" in body["message"]
+    assert "A cancel of the report job was REQUESTED" in body["message"]
+    assert "is IN PROGRESS" in body["message"] and "KEEP WAITING" in body["message"]
     final = await gateway.run_until_done(op_id)
     assert final["state"] == "succeeded" and final["result"] is not None
-    assert "too late" in final["message"]
+    assert "SUCCEEDED before the provider acted on the cancel request" in final["message"]
     path = await _transitions(gateway, op_id)
     assert path[-4:] == ["cancel_requested", "cancelling", "result_collecting", "succeeded"]
 
@@ -54,7 +55,7 @@ async def test_cancelled_only_after_the_provider_confirms(gateway: Gateway) -> N
     assert job["cancel_calls"] == 1
     final = await gateway.run_until_done(op_id)
     assert final["state"] == "cancelled" and final["status"] == "cancelled"
-    assert "confirmed" in final["message"]
+    assert "it was CANCELLED at the provider" in final["message"]
 
 
 async def test_unconfirmed_cancel_needs_attention(gateway: Gateway) -> None:

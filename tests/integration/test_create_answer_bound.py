@@ -76,7 +76,7 @@ async def test_a_slow_create_is_answered_in_flight_and_a_retry_meets_it(
     body = r.json()
     assert (body["state"], body["status"], body["done"]) == ("create_pending", "processing", False)
     assert body["outcome"] is None and body["remote_job_id"] is None
-    for words in ("is NOT finished", "KEEP WAITING", "has not confirmed the create yet"):
+    for words in ("is IN PROGRESS", "KEEP WAITING", "has not answered the create yet"):
         assert words in body["message"], body["message"]
     assert gate.creates == 1 and len(gw.ctx.background) == 1  # still in flight
     op_id = body["operation_id"]

@@ -68,7 +68,8 @@ async def test_definitive_rejection_fails_with_the_providers_error(gateway: Gate
     assert r.status_code == 202
     assert body["state"] == "failed" and body["status"] == "failed" and body["done"] is True
     assert body["error"]["code"] == "invalid_input"
-    assert "Do not report success" in body["message"]
+    assert "has FINISHED and FAILED" in body["message"]
+    assert "Report the failure" in body["message"]
 
 
 async def test_lookup_first_finds_the_job_before_a_replay_could_make_another(

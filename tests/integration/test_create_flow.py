@@ -12,7 +12,7 @@ async def test_fast_job_is_processing_then_succeeds(gateway: Gateway) -> None:
     assert r.headers["location"] == f"/v1/operations/{body['operation_id']}"
     assert body["done"] is False
     assert body["status"] == "processing"
-    assert "NOT finished" in body["message"] and "Do not report success" in body["message"]
+    assert "is IN PROGRESS" in body["message"] and "Do not report an outcome yet" in body["message"]
     assert body["poll_after_seconds"] >= 1
     assert body["remote_job_id"]
     final = await gateway.run_until_done(body["operation_id"])

@@ -30,7 +30,7 @@ async def test_a_failed_job_with_items_done_offers_its_partial_output(gateway: G
         "not_processed": 5,
     }
     assert "partial output is kept" in done["message"]
-    assert "NOT a success" in done["message"]
+    assert "Report it only as the part of a failed job" in done["message"]
     assert done["next_action"]["call"] == f"GET /v1/operations/{op_id}/result"
     assert done["result"] is None  # only a success carries `result` in the body
 
@@ -39,7 +39,7 @@ async def test_a_failed_job_with_items_done_offers_its_partial_output(gateway: G
     kept = r.json()
     assert kept["status"] == "failed"
     assert "FAILED" in kept["message"] and "partial output is kept" in kept["message"]
-    assert "Do not report success" in kept["message"]
+    assert "Report the failure" in kept["message"]
     assert "may report success" not in kept["message"].lower()
     assert [row["n"] for row in kept["result"]["rows"]] == [0, 1, 2, 3]
     assert kept["sha256"] and kept["size"] > 0

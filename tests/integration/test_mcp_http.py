@@ -60,6 +60,8 @@ async def test_tools_are_listed_with_the_idempotency_key_explained(gateway_url: 
     start = tools["start_operation"]
     assert "idempotency_key" in start.input_schema["required"]
     assert "SAME key" in (start.description or "") and "twice" in (start.description or "")
+    assert "`done` may already be true" in (start.description or "")
+    assert start.output_schema is not None and "done" in start.output_schema["required"]
 
 
 async def test_start_then_wait_succeeds_with_the_rest_body(gateway_url: str) -> None:
@@ -94,7 +96,7 @@ async def test_a_job_that_never_finishes_times_out_and_is_listed_later(gateway_u
     assert not waited.is_error and body is not None
     assert body["outcome"] == "timed_out" and body["done"] is False
     assert body["operation_id"] == op_id and op_id in text_of(waited)
-    assert "NOT finished" in text_of(waited)
+    assert "is IN PROGRESS" in text_of(waited)
 
     async with mcp_session(gateway_url) as later:  # a new run of the agent
         listed = await call(later, "list_operations", limit=50)
@@ -184,7 +186,8 @@ async def test_validation_goes_beside_input_and_a_failed_jobs_part_is_no_success
     assert not kept.is_error, text_of(kept)
     assert (kept.structured_content or {})["status"] == "failed"
     words = text_of(kept)
-    assert "NOT a success" in words and "partial output" in words, words
+    assert "Report it only as the part of a failed job" in words, words
+    assert "partial output" in words and "may report success" not in words.lower(), words
     assert "checked result" not in words
 
 

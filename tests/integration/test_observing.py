@@ -41,7 +41,7 @@ async def test_never_finishes_times_out_into_needs_attention(gateway: Gateway) -
     body = w.json()
     assert body["outcome"] == "timed_out" and body["done"] is False
     assert body["operation_id"] == op_id
-    assert "continues in the background" in body["message"]
+    assert "goes on in the background" in body["message"] and "IN PROGRESS" in body["message"]
     final = await gateway.run_until_done(op_id, step=61)
     assert final["state"] == "result_timed_out" and final["status"] == "needs_attention"
     token = await gateway.token_of(op_id)
@@ -78,7 +78,8 @@ async def test_partial_results_report_counts_and_page_errors(gateway: Gateway) -
         "failed": 140,
         "not_processed": 0,
     }
-    assert "review" in final["message"].lower()
+    assert "a PARTIAL result: 140 items of 20000 FAILED" in final["message"]
+    assert final["next_action"]["call"] == f"GET /v1/operations/{final['operation_id']}/errors"
     seen, cursor, pages = 0, None, 0
     while True:
         params = {"limit": 50} | ({"cursor": cursor} if cursor else {})

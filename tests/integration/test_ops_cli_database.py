@@ -195,7 +195,7 @@ async def test_wait_rereads_until_the_observer_finishes(
     op_id = await start(gw, {"name": "never_finishes"})
     code, out, _ = await cli(capsys, "wait", op_id, "--database-url", database_url,
                              "--timeout", "0.1")  # fmt: skip
-    assert code == 3 and "NOT" in out  # still running: the gateway's own words
+    assert code == 3 and "IN PROGRESS" in out  # still running: the gateway's own words
 
     op_id = await start(gw, {"name": "slow", "polls": 3})
     result: dict[str, Any] = {}

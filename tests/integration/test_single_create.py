@@ -155,13 +155,15 @@ async def test_two_jobs_for_one_reference_after_one_create_is_the_providers_viol
 
 async def test_the_create_answer_says_the_guarantee_in_plain_words(gateway: Gateway) -> None:
     lookup = await start(gateway, "mock_lookup", {"name": "slow"})
-    assert "does not honour idempotency tokens" in lookup["message"]
-    assert "NOT finished" in lookup["message"]
+    assert lookup["guarantees"] == {"single_create": "lookup"}
+    assert "is IN PROGRESS" in lookup["message"]
     blind = await start(gateway, "mock_blind", {"name": "slow"})
-    assert "neither idempotency tokens nor a lookup" in blind["message"]
+    assert blind["guarantees"] == {"single_create": "none"}
     token = await start(gateway, "mock", {"name": "slow"})
     assert token["guarantees"] == {"single_create": "token"}
-    assert "idempotency tokens" not in token["message"]
+    # The guarantee is a field: in-progress words never mix in a human or a failure.
+    for body in (lookup, blind, token):
+        assert "idempotency tokens" not in body["message"], body["message"]
     for body in (lookup, blind, token):
         final = await gateway.run_until_done(body["operation_id"])
         assert final["state"] == "succeeded"

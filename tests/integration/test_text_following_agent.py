@@ -25,10 +25,10 @@ from tests.support.agent_stack import LONG_DEADLINES, agent_env, gateway
 BUDGET = 20  # calls the agent makes after the create before it reports "still running"
 
 # What an agent developer reads in docs/agent-api.md, and nothing else.
-IN_PROGRESS = "is NOT finished"
+IN_PROGRESS = "is IN PROGRESS"
 NEEDS_HUMAN = "NEEDS A HUMAN"
 FINISHED = "has FINISHED"
-PARTIAL = "completed with errors"
+PARTIAL = "a PARTIAL result"
 SUCCESS = "You may report success"
 FAILURE = "Report the failure"
 OPERATION_ID = re.compile(r"\boperation (op_[0-9A-Za-z]+)")

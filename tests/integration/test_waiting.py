@@ -84,7 +84,7 @@ async def test_wait_timeout_is_not_success(gateway: Gateway) -> None:
     r = await gateway.http.get(f"/v1/operations/{op_id}/wait", params={"timeout": 0.05})
     body = r.json()
     assert body["outcome"] == "timed_out" and body["done"] is False
-    assert "NOT finished" in body["message"] and op_id in body["message"]
+    assert "is IN PROGRESS" in body["message"] and op_id in body["message"]
 
 
 def _events(text: str) -> list[dict[str, str]]:

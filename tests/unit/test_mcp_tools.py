@@ -183,3 +183,35 @@ async def test_what_the_api_would_refuse_is_refused_with_its_code_and_nothing_is
         assert refused.is_error and refused.structured_content is not None
         assert refused.structured_content["error"]["code"] == "operation_not_found"
     assert gateway.requests == []  # none of it reached the REST API
+
+
+OPERATION_TOOLS = ("start_operation", "get_operation", "wait_for_operation", "cancel_operation")
+
+
+async def test_every_tool_declares_its_output_and_the_stop_rules() -> None:
+    async with McpClient(server_for(FakeGateway())) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    for name, tool in tools.items():
+        assert tool.output_schema is not None and tool.output_schema["type"] == "object", name
+    for name in OPERATION_TOOLS:
+        words = tools[name].description or ""
+        assert "Read `done` first" in words, name
+        assert "Report success only when `outcome` is `succeeded`" in words, name
+        assert "a human is needed: stop, tell the user" in words, name
+        assert "do not retry" in words, name
+        schema = tools[name].output_schema or {}
+        assert {"operation_id", "done", "status", "message"} <= set(schema["required"]), name
+    start = tools["start_operation"].description or ""
+    assert "`done` may already be true" in start and "NOT finished" not in start
+
+
+async def test_a_409_tool_error_has_the_verdict_at_the_top() -> None:
+    gateway = FakeGateway()
+    async with McpClient(server_for(gateway)) as client:
+        refused = await client.call_tool(
+            "cancel_operation", {"operation_id": "op_01JD7ZQ6R4X0P8V6N1K2M3B4D0"}
+        )
+    top = refused.structured_content or {}
+    assert refused.is_error and top["done"] is True
+    assert top["message"] == gateway.done[0]["message"] == top["operation"]["message"]
+    assert top["next_action"] == top["operation"]["next_action"]

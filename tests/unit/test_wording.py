@@ -111,7 +111,7 @@ def test_a_needs_human_message_never_says_not_finished_and_names_no_call() -> No
     for state in (State.RESULT_TIMED_OUT, State.CONTRACT_VIOLATION, State.STALLED):
         body = to_body(_op(state), NOW, mcp=True)
         assert body.message.startswith("The report job NEEDS A HUMAN")
-        assert "NOT finished" not in body.message and body.next_action is None
+        assert "IN PROGRESS" not in body.message and body.next_action is None
         assert "op_01TEST" in body.message
 
 
@@ -128,7 +128,7 @@ def test_a_failed_job_offers_its_output_only_when_some_items_succeeded() -> None
     part = {"processed": 10, "succeeded": 4, "failed": 1, "not_processed": 5}
     kept = to_body(_op(State.FAILED, result={"rows": [1]}, result_summary=part), NOW)
     assert kept.next_action is not None and kept.next_action.call.endswith("/result")
-    assert "4 items were done before it failed" in kept.message
+    assert "4 items were processed before it FAILED" in kept.message
     # A row stored before an all-failed job's empty output was dropped: nothing offered.
     none = {"processed": 2, "succeeded": 0, "failed": 2, "not_processed": 0}
     empty = to_body(_op(State.FAILED, result=[], result_summary=none), NOW)

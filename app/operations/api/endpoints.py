@@ -61,8 +61,15 @@ def body_json(op: Operation, ctx: AppContext, *, waited: bool = False) -> dict[s
 def present(
     op: Operation, ctx: AppContext, now: datetime, *, waited: bool = False
 ) -> OperationBody:
-    """`to_body` with this gateway's settings (MCP tools named only when MCP is on)."""
-    return to_body(op, now, waited=waited, mcp=ctx.settings.mcp)
+    """`to_body` with this gateway's settings (MCP tools named only when MCP is on) and
+    the provider's polling cap: how late, at most, the gateway learns the job's end."""
+    return to_body(op, now, waited=waited, mcp=ctx.settings.mcp, notice_s=notice_seconds(op, ctx))
+
+
+def notice_seconds(op: Operation, ctx: AppContext) -> float | None:
+    """The longest delay between two status reads of this operation's job (scaled)."""
+    profile = ctx.profiles.get(op.provider)
+    return ctx.settings.scaled(profile.polling.max_seconds) if profile is not None else None
 
 
 async def attach_operation(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core import write_faults
+from app.core.errors import verdict_of
 from app.operations.contract.schemas import ErrorBody, ErrorWithOperation
 
 OP = "op_01JD7ZQ6R4X0P8V6N1K2M3B4C5"
@@ -31,8 +32,8 @@ _RUNNING_EXAMPLE: dict[str, Any] = {
     "done": False,
     "state": "observing",
     "outcome": None,
-    "message": "The report job has STARTED and is NOT finished. KEEP WAITING. Do not report "
-    f"success yet. Call GET /v1/operations/{OP}/wait (MCP tool wait_for_operation) for "
+    "message": "The report job has STARTED and is IN PROGRESS. KEEP WAITING. Do not report "
+    f"an outcome yet. Call GET /v1/operations/{OP}/wait (MCP tool wait_for_operation) for "
     f"operation {OP}; check again in at least 30 seconds.",
     "next_action": {
         "call": f"GET /v1/operations/{OP}/wait",
@@ -61,8 +62,7 @@ CODES: dict[str, tuple[int, str]] = {
     ),
     "result_not_available": (
         409,
-        "No result: the operation is observing (processing). The report job has STARTED "
-        "and is NOT finished. KEEP WAITING.",
+        "No result: the operation is observing (processing).",
     ),
     "not_needing_attention": (
         409,
@@ -173,7 +173,10 @@ def _example(code: str) -> dict[str, Any]:
     message = CODES[code][1]
     value: dict[str, Any] = {"error": {"code": code, "message": message, "details": {}}}
     if code in ABOUT_OPERATION:
-        value["operation"] = _RUNNING_EXAMPLE if code == "result_not_available" else _BODY_EXAMPLE
+        body = _RUNNING_EXAMPLE if code == "result_not_available" else _BODY_EXAMPLE
+        value["error"]["message"] = f"{message} {body['message']}"  # as error_response says it
+        value.update(verdict_of(body))
+        value["operation"] = body
     return {"summary": code, "value": value}
 
 

@@ -46,7 +46,7 @@ async def get_result(op_id: str, request: Request, who: Caller) -> Response:
         err = ApiError(
             409,
             "result_not_available",
-            f"No result: the operation is {op.state} ({body.status}). {body.message}",
+            f"No result: the operation is {op.state} ({body.status}).",  # + its message
             {"state": op.state, "status": body.status, "done": body.done},
         )
         err.operation = body_json(op, ctx)

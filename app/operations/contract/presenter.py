@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from app.core.text import degrade
+from app.operations.contract import lexicon
 from app.operations.contract import wording as W
 from app.operations.contract.schemas import (
     ErrorOut,
@@ -77,6 +78,10 @@ def _items_were(n: int) -> str:
     return "1 item was" if n == 1 else f"{n} items were"
 
 
+def _items(n: int) -> str:
+    return "1 item" if n == 1 else f"{n} items"
+
+
 def with_errors(op: Operation) -> bool:
     """A `succeeded` row the outcome table called `completed_with_errors` (or, on a row
     older than that verdict's column, one whose counts show items that did not succeed)."""
@@ -91,12 +96,18 @@ def not_succeeded(op: Operation) -> int:
 
 
 def _not_succeeded_words(op: Operation) -> str:
+    """What did not get done, in failure words only (never a count of what did)."""
     failed, never = summary_count(op, "failed"), summary_count(op, "not_processed")
     if not failed and not never:  # the outcome table's verdict without counts
-        return "the provider says some items did not succeed, without counting them"
-    parts = [f"{failed} items {W.FAILED}"] if failed else []
+        return f"the provider reports that some items {W.FAILED}, without counting them"
+    total = summary_count(op, "processed")
+    of = f" of {total}" if total else ""
+    parts = [f"{_items(failed)}{of} {W.FAILED}"] if failed else []
     if never:
-        parts.append(f"{never} items were never processed (expired or cancelled)")
+        parts.append(
+            f"{_items_were(never)} never processed (the job {W.EXPIRED} or was "
+            f"{W.CANCELLED} before {'it' if never == 1 else 'they'} ran)"
+        )
     return " and ".join(parts)
 
 
@@ -118,18 +129,18 @@ def poll_after(op: Operation, now: datetime) -> float | None:
     return float(math.ceil(wait))
 
 
-# Said in the message while the create may still be in doubt, for providers without a token.
+# Said to a human-needing `create_unconfirmed` body only: why the create was not simply
+# sent again. In progress, the same guarantee is only in `guarantees.single_create`.
 _SINGLE_CREATE_NOTE = {
     SingleCreate.LOOKUP: (
-        " This provider does not honour idempotency tokens: jobgate sends the create again "
-        "only when the provider proved it started nothing and, if an answer is lost, finds "
-        "the job by its reference instead of sending it again."
+        " This provider does not honour idempotency tokens: jobgate sends a create again "
+        "only when the provider proved it started nothing, and otherwise looks the job up "
+        "by its reference instead of sending it again."
     ),
     SingleCreate.NONE: (
-        " This provider has neither idempotency tokens nor a lookup: jobgate sends the "
-        "create again only when the provider proved it started nothing, and if an answer "
-        "is lost the operation is handed to an operator (needs_attention) rather than risk "
-        "a second job."
+        " This provider has neither idempotency tokens nor a lookup: jobgate sends a create "
+        "again only when the provider proved it started nothing, so a human must check "
+        "whether a job exists rather than risk a second one."
     ),
 }
 
@@ -156,38 +167,51 @@ def _error(op: Operation) -> ErrorOut | None:
     return ErrorOut(code=state.value, message=f"The operation ended {state.value}.")
 
 
+def _reason(op: Operation) -> str:
+    """`: <why it failed>`, quoted only when its words fit a failure (a provider's own
+    text may say anything: words of another situation stay in `error.message`)."""
+    reason = op.error.get("message") if isinstance(op.error, dict) else None
+    if not reason:
+        return ""
+    if lexicon.leaks(str(reason), lexicon.FINISHED_NOT_SUCCESS):
+        return " (the provider's own words are in `error.message`)"
+    return f": {reason}"
+
+
 def _action(call: str, tool: str | None, mcp: bool, after: float | None = None) -> NextAction:
     return NextAction(call=call, tool=tool if mcp else None, after_seconds=after)
 
 
 def message_for(
-    op: Operation, poll_s: float | None, *, mcp: bool = False
+    op: Operation, poll_s: float | None, *, mcp: bool = False, notice_s: float | None = None
 ) -> tuple[str, NextAction | None]:
     """The plain-words message and the next call an agent should make.
 
-    Each situation speaks only its own vocabulary (`wording`): in progress, needs a
-    human, finished. `mcp`: name the MCP tool beside the REST call."""
+    Each situation speaks only its own words (`wording` markers, `lexicon` words): in
+    progress, needs a human, finished with success, finished without. `mcp`: name the
+    MCP tool beside the REST call. `notice_s`: the longest the gateway waits between two
+    reads of the job (its profile's polling cap), said while it is in progress."""
     state = op.state
     oid = op.id
     status_url = f"/v1/operations/{oid}"
     what = f"The {op.kind} job"
     if state == State.SUCCEEDED:
-        n_failed = with_errors(op)
-        late = (
-            " The cancel request came too late: the job finished first."
-            if (op.cancel_requested_at is not None)
-            else ""
-        )
-        if n_failed:
+        if with_errors(op):
             act = _action(f"GET {status_url}/errors", "get_errors", mcp)
             return (
-                f"{what} {W.HAS_FINISHED}, but {_not_succeeded_words(op)} "
-                f"({W.WITH_ERRORS}).{late} Review the items that did not succeed at "
-                f"{W.how_to_call(act.call, act.tool)} before reporting, and report the "
-                "succeeded part and the items that did not succeed together.",
+                f"{what} {W.HAS_FINISHED} with {W.PARTIAL}: {_not_succeeded_words(op)}. "
+                f"It was not a full run: report the output together with the items that "
+                f"{W.FAILED} or never ran, listed at {W.how_to_call(act.call, act.tool)} "
+                f"(the output is at GET {status_url}/result).",
                 act,
             )
         act = _action(f"GET {status_url}/result", "get_result", mcp)
+        late = (
+            " It SUCCEEDED before the provider acted on the cancel request, so the whole "
+            "result stands."
+            if op.cancel_requested_at is not None
+            else ""
+        )
         return (
             f"{what} {W.HAS_FINISHED} and {W.SUCCEEDED}; the result was collected and "
             f"checked.{late} {W.MAY_REPORT_SUCCESS}. The result is in `result` or at "
@@ -195,33 +219,30 @@ def message_for(
             act,
         )
     if state == State.FAILED:
-        reason = op.error.get("message") if isinstance(op.error, dict) else None
         said = (
-            f"{what} {W.HAS_FINISHED} and {W.FAILED}{': ' + reason if reason else ''}. "
-            f"Do not report success. {W.REPORT_THE_FAILURE}; start a new operation only if "
-            "the input should change or the failure was transient."
+            f"{what} {W.HAS_FINISHED} and {W.FAILED}{_reason(op)}. "
+            f"{W.REPORT_THE_FAILURE}; start a new operation only if the input should change "
+            "or the failure was transient."
         )
         if not failed_with_output(op):
             return said, None
         act = _action(f"GET {status_url}/result", "get_result", mcp)
         return (
-            f"{said} {_items_were(kept_items(op))} done before it "
-            f"failed: that partial output is kept at {W.how_to_call(act.call, act.tool)}. "
-            "It is NOT a success: report it only as the part done of a failed job; the "
-            "items that failed or never ran are not in it.",
+            f"{said} {_items_were(kept_items(op))} processed before it {W.FAILED}: that "
+            f"partial output is kept at {W.how_to_call(act.call, act.tool)}. Report it only "
+            "as the part of a failed job; the items that failed or never ran are not in it.",
             act,
         )
     if state == State.ABANDONED:
         return (
-            f"{what} {W.HAS_FINISHED}: an operator {W.ABANDONED} it and no more work will "
-            f"happen. Do not report success. {W.REPORT_THE_FAILURE}; see `error` for who "
-            "decided and why.",
+            f"{what} {W.HAS_FINISHED}: it was {W.ABANDONED} and no more work will happen on "
+            f"it. {W.REPORT_THE_FAILURE}; `error` says by whom and why.",
             None,
         )
     if state == State.CANCELLED:
         said = (
-            f"{what} {W.HAS_FINISHED}: it was {W.CANCELLED}, and the provider confirmed it. "
-            "It did not succeed: do not report success; report that it was cancelled."
+            f"{what} {W.HAS_FINISHED}: it was {W.CANCELLED} at the provider. "
+            f"{W.REPORT_THE_FAILURE}: say that it was cancelled."
         )
         if not has_output(op):
             if not not_succeeded(op):
@@ -233,15 +254,15 @@ def message_for(
             )
         act = _action(f"GET {status_url}/result", "get_result", mcp)
         return (
-            f"{said} {_items_were(kept_items(op))} done before the cancel: "
-            f"that partial output is kept at {W.how_to_call(act.call, act.tool)}; the items "
-            "that failed or never ran are not in it.",
+            f"{said} {_items_were(kept_items(op))} processed before the cancel: that "
+            f"partial output is kept at {W.how_to_call(act.call, act.tool)}; the items that "
+            "failed or never ran are not in it.",
             act,
         )
     if state in NEEDS_ATTENTION:
         return (
             f"{what} {W.NEEDS_A_HUMAN}: {HUMAN_WHY[state][1]}. {W.STOPPED}. Do not report "
-            f"success, {W.DO_NOT_RETRY} and do not start the work again yourself. "
+            f"an outcome, {W.DO_NOT_RETRY} and do not start the work again yourself. "
             f"{W.TELL_THE_USER} that operation {oid} needs a human decision; operators "
             "see it in the attention inbox (GET /v1/attention).",
             None,
@@ -252,18 +273,29 @@ def message_for(
         f"Call {W.how_to_call(act.call, act.tool)} for operation {oid}; "
         f"{W.CHECK_AGAIN} {after:g} seconds."
     )
+    if notice_s is not None and notice_s > after:
+        how += (
+            f" The gateway reads the job at the provider at least every {notice_s:g} "
+            f"seconds, so it may learn the outcome up to {notice_s:g} seconds after the "
+            "provider has it."
+        )
     if state in CANCELLING_STATES or op.cancel_requested_at is not None:
         return (
-            f"Cancellation of {what.lower()} was REQUESTED but is NOT confirmed, and the job "
-            f"{W.NOT_FINISHED}: it may still complete. {W.KEEP_WAITING}. {W.NOT_YET}, and "
-            f"do not report it as cancelled yet. {how}",
+            f"A cancel of {what.lower()} was REQUESTED; the job {W.IN_PROGRESS_NOW} at the "
+            f"provider until the provider acts on it, and how it ends will be in a later "
+            f"answer. {W.KEEP_WAITING}. {W.NOT_YET}. {how}",
             act,
         )
-    started = "has STARTED" if op.remote_job_id else "is being STARTED"
-    if state == State.CREATE_PENDING:  # e.g. a slow create still in flight at the provider
-        started += " (the provider has not confirmed the create yet; jobgate keeps at it)"
+    if not op.remote_job_id:
+        started = "is being STARTED"
+        if state == State.CREATE_PENDING:  # e.g. a slow create still in flight
+            started += " (the provider has not answered the create yet; jobgate keeps at it)"
+        return (
+            f"{what} {started} and {W.IN_PROGRESS_NOW}. {W.KEEP_WAITING}. {W.NOT_YET}. {how}",
+            act,
+        )
     return (
-        f"{what} {started} and {W.NOT_FINISHED}. {W.KEEP_WAITING}. {W.NOT_YET}. {how}",
+        f"{what} has STARTED and {W.IN_PROGRESS_NOW}. {W.KEEP_WAITING}. {W.NOT_YET}. {how}",
         act,
     )
 
@@ -275,22 +307,28 @@ def outcome_for(op: Operation) -> str | None:
 
 
 def to_body(
-    op: Operation, now: datetime, *, waited: bool = False, mcp: bool = False
+    op: Operation,
+    now: datetime,
+    *,
+    waited: bool = False,
+    mcp: bool = False,
+    notice_s: float | None = None,
 ) -> OperationBody:
     """The body of docs/agent-api.md ("The operation body") for any state: the one
     renderer of every agent body.
 
     `waited`: the body answers a /wait, so a wait that ended before the operation did
-    says `outcome: timed_out`. `mcp`: the MCP server is on, so name its tools too."""
+    says `outcome: timed_out`. `mcp`: the MCP server is on, so name its tools too.
+    `notice_s`: the profile's polling cap (seconds), said while the job is in progress."""
     poll_s = poll_after(op, now)
-    message, next_action = message_for(op, poll_s, mcp=mcp)
+    message, next_action = message_for(op, poll_s, mcp=mcp, notice_s=notice_s)
     single_create = _single_create(op)
-    if not is_done(op.state) or op.state == State.CREATE_UNCONFIRMED:
+    if op.state == State.CREATE_UNCONFIRMED:  # why it was not simply sent again
         message += _SINGLE_CREATE_NOTE.get(single_create, "")
     outcome = outcome_for(op)
     if outcome is None and waited:
         outcome = "timed_out"
-        message = "The wait ended; the operation continues in the background. " + message
+        message = "This wait reached its time limit; the job goes on in the background. " + message
     progress = None
     if op.progress_completed is not None or op.progress_total is not None:
         progress = ProgressOut(completed=op.progress_completed, total=op.progress_total)

@@ -210,9 +210,16 @@ class ErrorBody(BaseModel):
 
 class ErrorWithOperation(BaseModel):
     """An error about an existing operation (e.g. a 409 on cancel or result): the error,
-    and the operation's body, so the agent still knows `done`, `outcome` and what next."""
+    the operation's body, and its verdict at the top level too, so an agent that reads
+    only the top level still knows `done`, `outcome` and what to do next."""
 
-    error: ErrorOut
+    error: ErrorOut = Field(
+        description="The refusal; its `message` ends with the operation's own `message`."
+    )
+    done: bool = Field(description="The operation's `done`: read it first.")
+    outcome: str | None = Field(description="The operation's `outcome` (null while not done).")
+    message: str = Field(description="The operation's `message`: where it stands, what next.")
+    next_action: NextAction | None = Field(description="The operation's `next_action`.")
     operation: OperationBody
 
 

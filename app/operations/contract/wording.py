@@ -2,7 +2,8 @@
 
 A model acts on the words of `message`, so no phrase may mean two things. Each
 situation has its own marker phrases, and a message of one situation never uses a
-marker of another (a unit test renders every state and checks it):
+marker of another (a unit test renders every state and checks it). Beneath the markers,
+`lexicon` assigns single words to situations and a test checks every channel for them:
 
 - IN_PROGRESS: the work is not finished; keep waiting, with when and how.
 - NEEDS_HUMAN: automation stopped; stop, tell the user, do not retry.
@@ -14,37 +15,39 @@ docs/agent-api.md lists the same phrases for agent developers.
 from __future__ import annotations
 
 # In progress: keep waiting. Never used once `done` is true.
-NOT_FINISHED = "is NOT finished"
+IN_PROGRESS_NOW = "is IN PROGRESS"
 KEEP_WAITING = "KEEP WAITING"
-NOT_YET = "Do not report success yet"
+NOT_YET = "Do not report an outcome yet"
 CHECK_AGAIN = "check again in at least"
 
-# Needs a human: stop. Never says "finished" in either sense.
+# Needs a human: stop. Never says "finished", "failed" or "succeeded".
 NEEDS_A_HUMAN = "NEEDS A HUMAN"
 STOPPED = "Automatic work on it has STOPPED"
 DO_NOT_RETRY = "do not retry"
 TELL_THE_USER = "Tell the user"
 
-# Finished: the result or the failure.
+# Finished: the result (success words only here) or the failure (failure words only here).
 HAS_FINISHED = "has FINISHED"
 SUCCEEDED = "SUCCEEDED"
 MAY_REPORT_SUCCESS = "You may report success"
-WITH_ERRORS = "completed with errors"
+PARTIAL = "a PARTIAL result"
 FAILED = "FAILED"
 CANCELLED = "CANCELLED"
 ABANDONED = "ABANDONED"
+EXPIRED = "EXPIRED"
 REPORT_THE_FAILURE = "Report the failure"
 
-IN_PROGRESS: tuple[str, ...] = (NOT_FINISHED, KEEP_WAITING, NOT_YET, CHECK_AGAIN)
+IN_PROGRESS: tuple[str, ...] = (IN_PROGRESS_NOW, KEEP_WAITING, NOT_YET, CHECK_AGAIN)
 NEEDS_HUMAN: tuple[str, ...] = (NEEDS_A_HUMAN, STOPPED, DO_NOT_RETRY, TELL_THE_USER)
 FINISHED: tuple[str, ...] = (
     HAS_FINISHED,
     SUCCEEDED,
     MAY_REPORT_SUCCESS,
-    WITH_ERRORS,
+    PARTIAL,
     FAILED,
     CANCELLED,
     ABANDONED,
+    EXPIRED,
     REPORT_THE_FAILURE,
 )
 VOCABULARIES: dict[str, tuple[str, ...]] = {

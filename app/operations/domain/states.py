@@ -94,15 +94,16 @@ STATES_OF: dict[AgentStatus, frozenset[State]] = {
 
 S = State
 
-# Why an operation needs a human: the inbox line, and the words inside agent messages.
+# Why an operation needs a human: the inbox line, and the words inside agent messages
+# (those only in needs-a-human words: app/operations/contract/lexicon.py).
 HUMAN_WHY: dict[State, tuple[str, str]] = {
     S.RESULT_TIMED_OUT: (
         "result deadline passed",
-        "its result deadline passed before the provider finished",
+        "its result deadline passed before the provider delivered the output",
     ),
     S.CANCELLATION_UNCONFIRMED: (
         "cancel deadline passed without confirmation",
-        "the provider never confirmed the cancellation",
+        "the provider never confirmed the cancel request",
     ),
     S.CREATE_UNCONFIRMED: (
         "create never confirmed; a remote job may exist",
@@ -114,15 +115,15 @@ HUMAN_WHY: dict[State, tuple[str, str]] = {
     ),
     S.RESULT_UNAVAILABLE: (
         "result could not be fetched",
-        "the provider finished but its result could not be fetched",
+        "the provider says the job is over, but its output could not be fetched",
     ),
     S.RESULT_VALIDATION_FAILED: (
         "result failed its checks",
-        "the result was fetched but failed its checks",
+        "the output was fetched but did not pass its checks",
     ),
     S.STALLED: (
         "the gateway failed repeatedly to move it forward; automation stopped",
-        "the gateway failed several times in a row to move it forward, so automation stopped",
+        "the gateway could not move it forward several times in a row",
     ),
 }
 

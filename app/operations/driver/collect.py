@@ -208,7 +208,7 @@ async def _judge(
             fields["error"] = {
                 "code": "remote_failed",
                 "message": f"the job failed after {summary['succeeded']} of "
-                f"{summary['processed']} items succeeded{missing}",
+                f"{summary['processed']} items were processed{missing}",
                 "details": {"source": "provider"},
             }
         return Decision(
@@ -267,7 +267,7 @@ def _nothing_usable(summary: dict[str, int]) -> dict[str, Any]:
         message = f"every one of {summary['processed']} items failed"
     else:
         message = (
-            f"none of {summary['processed']} items succeeded: {summary['failed']} failed, "
+            f"no item of {summary['processed']} got done: {summary['failed']} failed, "
             f"{summary['not_processed']} were never processed"
         )
     return {"code": "all_items_failed", "message": message}

@@ -83,8 +83,19 @@ def remote_fields(res: CallResult) -> dict[str, Any]:
 def provider_error(res: CallResult, fallback: str) -> dict[str, Any]:
     err = res.error if isinstance(res.error, dict) else {}
     code = str(err.get("code") or fallback)
-    message = str(err.get("message") or f"provider answered HTTP {res.exchange.status_code}")
+    message = str(err.get("message") or _no_reason(res))
     return {"code": code, "message": message, "details": {"source": "provider"}}
+
+
+def _no_reason(res: CallResult) -> str:
+    """The reason to give when the provider named none: the job's own status when a
+    status answer (a 2xx: never itself the reason) carried one, else the HTTP refusal."""
+    status = res.exchange.status_code
+    if status is not None and 200 <= status < 300:
+        if res.remote_state:
+            return f"the provider reports the job as {str(res.remote_state).upper()}"
+        return "the provider reports the job FAILED without giving a reason"
+    return f"provider answered HTTP {status}"
 
 
 def observation_of(res: CallResult, received: datetime, delay: float | None) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import pytest
 from jobgate_fakes.providers import create_app
 from jobgate_fakes.providers.settings import FakeSettings
 from tests.conftest import Gateway
+from tests.support.generic_agent import Tally, bodies_in
 from tests.support.servers import serve_app
 
 KEY = "fake-provider-key-0123456789"
@@ -174,3 +175,26 @@ def summary_is(
         "failed": failed,
         "not_processed": not_processed,
     }, body["result_summary"]
+
+
+@pytest.fixture
+async def gateway(gateway: Gateway) -> AsyncIterator[Gateway]:
+    """The gateway, with every operation body a test here reads from it also read by the
+    generic keyword agent (tests/support/generic_agent.py, rules from the contract's three
+    situations alone): every fake, with every fault these tests queue, must lead it to
+    the situation the body's fields say, never to a false success, never stuck."""
+    tally = Tally()
+
+    async def read_it(response: httpx2.Response) -> None:
+        if "json" not in response.headers.get("content-type", ""):
+            return
+        await response.aread()
+        where = f"{response.request.method} {response.request.url.path}"
+        for body in bodies_in(response.json()):
+            tally.check(body, where)
+
+    gateway.http.event_hooks["response"].append(read_it)
+    yield gateway
+    gateway.http.event_hooks["response"].remove(read_it)
+    assert tally.false_successes == 0 and tally.stuck == 0 and not tally.misses, tally.misses
+    assert tally.read > 0 or not tally.jobs  # it read what the test read

@@ -46,7 +46,7 @@ async def test_an_overloaded_create_goes_again_and_makes_one_batch(
     made = await start_op(gateway, NAME, INPUT)
     op_id = made["operation_id"]
     assert (made["state"], made["status"]) == ("create_pending", "processing"), made
-    assert "is NOT finished" in made["message"] and "KEEP WAITING" in made["message"]
+    assert "is IN PROGRESS" in made["message"] and "KEEP WAITING" in made["message"]
     assert await counted(fake) == (1, 0)  # refused: nothing was made
     await gateway.tick(60)  # past the backoff (the profile's 30 s at most), inside 300 s
     assert await counted(fake) == (2, 1)

@@ -147,7 +147,7 @@ async def test_expired_batch_keeps_and_offers_the_part_that_was_done(
     assert done["remote_state"] == "expired"
     assert (done["state"], done["outcome"]) == ("succeeded", "completed_with_errors"), done
     never_success(done)
-    assert "but 1 items were never processed (expired or cancelled)" in done["message"]
+    assert "1 item was never processed (the job EXPIRED" in done["message"]
     assert done["errors_url"]
     summary_is(done, processed=2, succeeded=1, failed=0, not_processed=1)
     result = (await gateway.http.get(f"/v1/operations/{op_id}/result")).json()
