@@ -27,31 +27,49 @@ def _checked_settings(**overrides: object) -> Settings:
     return settings
 
 
+# Exit codes of `serve` and `observe` besides 0 (docs/operations.md, "Exit codes"): 2 a
+# setting or profile refused, 3 the database not ready (StartRefused), 4 the port cannot
+# be bound (PortBusy), 5 the application failed during its start-up (the log says why).
+APP_START_FAILED = 5
+
+
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from app.core.http_server import guarded_protocol
+    from app.core.listener import bind_listener
     from app.main import create_app
 
     settings = _checked_settings(host=args.host, port=args.port)
-    _require_schema(settings)
-    app = create_app(settings, run_observer=not args.no_observer)
-    # log_config=None: uvicorn's lines go through jobgate's handler (JSON or text, one format).
-    logging.getLogger().setLevel(args.log_level.upper())
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level=args.log_level,
-        log_config=None,
-        access_log=not args.no_access_log,
-        timeout_graceful_shutdown=30,
-        # A request head that trickles in, or is too long, is refused (app/core/http_server.py).
-        http=guarded_protocol(
-            head_timeout=settings.request_head_timeout_seconds,
-            max_head_bytes=settings.max_header_bytes,
-        ),
-    )
+    # The port first: a busy one is refused before the database is touched.
+    sock = bind_listener(args.host, args.port)
+    try:
+        _require_schema(settings)
+        app = create_app(settings, run_observer=not args.no_observer)
+        # log_config=None: uvicorn's lines go through jobgate's handler (JSON or text, one format).
+        logging.getLogger().setLevel(args.log_level.upper())
+        config = uvicorn.Config(
+            app,
+            host=args.host,
+            port=args.port,
+            log_level=args.log_level,
+            log_config=None,
+            access_log=not args.no_access_log,
+            timeout_graceful_shutdown=30,
+            # A request head that trickles in, or is too long, is refused (app/core/http_server.py).
+            http=guarded_protocol(
+                head_timeout=settings.request_head_timeout_seconds,
+                max_head_bytes=settings.max_header_bytes,
+            ),
+        )
+        server = uvicorn.Server(config)
+        with contextlib.suppress(KeyboardInterrupt):
+            server.run(sockets=[sock])
+    finally:
+        sock.close()
+    if not server.started:
+        print("jobgate: the gateway did not start; the log above says why", file=sys.stderr)
+        return APP_START_FAILED
     return 0
 
 
@@ -398,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except StartRefused as exc:  # one line that says what to run, no traceback
         print(f"jobgate: not starting: {exc}", file=sys.stderr)
-        return 3
+        return exc.exit_code
 
 
 if __name__ == "__main__":
