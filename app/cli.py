@@ -245,11 +245,16 @@ def _keys(args: argparse.Namespace) -> int:
 
 def _audit(args: argparse.Namespace) -> int:
     """`audit verify` (exit 1 at the first broken entry, 2 when it cannot be read) and
-    `audit export` (JSON Lines); an anchor kept outside the database catches a rollback."""
+    `audit export` (JSON Lines); an anchor kept outside the database catches a rollback.
+    Whatever happens, one line and never a traceback (docs/audit.md)."""
     from app.audit import commands
 
     settings = Settings()
     try:
+        if args.audit_command == "export" or args.file is None:
+            commands.require_database(
+                settings.database_url, is_default=settings.database_is_default
+            )
         if args.audit_command == "export":
             n = commands.export(settings.database_url, args.out)
             print(f"exported {n} audit entries", file=sys.stderr)
@@ -263,6 +268,9 @@ def _audit(args: argparse.Namespace) -> int:
             )
     except commands.CannotVerify as exc:
         print(f"jobgate: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # not a verdict on the chain: it could not be checked
+        print(f"jobgate: cannot verify: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
     code, text = commands.outcome(report)
     print(text, file=sys.stdout if code == 0 else sys.stderr)
