@@ -3,7 +3,7 @@ a page that needs a decision, at a laptop's 1366x768. Skipped where Chromium is 
 installed (CI machines); the same layout facts are checked in HTML by
 tests/integration/test_views_attention.py, which always runs.
 
-Set JOBGATE_SCREENSHOTS_DIR to keep the images for a person to look at.
+Set SCREENSHOTS_DIR to keep the images for a person to look at.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from tests.support.processes import (
 from tests.support.timing import PROCESS_WORK_S, budget
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
-KEEP = os.environ.get("PYTEST_JOBGATE_SCREENSHOTS_DIR") or os.environ.get("JOBGATE_SCREENSHOTS_DIR")
+KEEP = os.environ.get("SCREENSHOTS_DIR")  # not JOBGATE_*: conftest strips those
 BADGE_RED = (0xB3, 0x26, 0x1E)  # --bad in app/views/static/style.css: the nav count
 
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="headless Chromium is not installed")
