@@ -27,31 +27,49 @@ def _checked_settings(**overrides: object) -> Settings:
     return settings
 
 
+# Exit codes of `serve` and `observe` besides 0 (docs/operations.md, "Exit codes"): 2 a
+# setting or profile refused, 3 the database not ready (StartRefused), 4 the port cannot
+# be bound (PortBusy), 5 the application failed during its start-up (the log says why).
+APP_START_FAILED = 5
+
+
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from app.core.http_server import guarded_protocol
+    from app.core.listener import bind_listener
     from app.main import create_app
 
     settings = _checked_settings(host=args.host, port=args.port)
-    _require_schema(settings)
-    app = create_app(settings, run_observer=not args.no_observer)
-    # log_config=None: uvicorn's lines go through jobgate's handler (JSON or text, one format).
-    logging.getLogger().setLevel(args.log_level.upper())
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level=args.log_level,
-        log_config=None,
-        access_log=not args.no_access_log,
-        timeout_graceful_shutdown=30,
-        # A request head that trickles in, or is too long, is refused (app/core/http_server.py).
-        http=guarded_protocol(
-            head_timeout=settings.request_head_timeout_seconds,
-            max_head_bytes=settings.max_header_bytes,
-        ),
-    )
+    # The port first: a busy one is refused before the database is touched.
+    sock = bind_listener(args.host, args.port)
+    try:
+        _require_schema(settings)
+        app = create_app(settings, run_observer=not args.no_observer)
+        # log_config=None: uvicorn's lines go through jobgate's handler (JSON or text, one format).
+        logging.getLogger().setLevel(args.log_level.upper())
+        config = uvicorn.Config(
+            app,
+            host=args.host,
+            port=args.port,
+            log_level=args.log_level,
+            log_config=None,
+            access_log=not args.no_access_log,
+            timeout_graceful_shutdown=30,
+            # A request head that trickles in, or is too long, is refused (app/core/http_server.py).
+            http=guarded_protocol(
+                head_timeout=settings.request_head_timeout_seconds,
+                max_head_bytes=settings.max_header_bytes,
+            ),
+        )
+        server = uvicorn.Server(config)
+        with contextlib.suppress(KeyboardInterrupt):
+            server.run(sockets=[sock])
+    finally:
+        sock.close()
+    if not server.started:
+        print("jobgate: the gateway did not start; the log above says why", file=sys.stderr)
+        return APP_START_FAILED
     return 0
 
 
@@ -228,11 +246,16 @@ def _keys(args: argparse.Namespace) -> int:
 
 def _audit(args: argparse.Namespace) -> int:
     """`audit verify` (exit 1 at the first broken entry, 2 when it cannot be read) and
-    `audit export` (JSON Lines); an anchor kept outside the database catches a rollback."""
+    `audit export` (JSON Lines); an anchor kept outside the database catches a rollback.
+    Whatever happens, one line and never a traceback (docs/audit.md)."""
     from app.audit import commands
 
     settings = Settings()
     try:
+        if args.audit_command == "export" or args.file is None:
+            commands.require_database(
+                settings.database_url, is_default=settings.database_is_default
+            )
         if args.audit_command == "export":
             n = commands.export(settings.database_url, args.out)
             print(f"exported {n} audit entries", file=sys.stderr)
@@ -246,6 +269,9 @@ def _audit(args: argparse.Namespace) -> int:
             )
     except commands.CannotVerify as exc:
         print(f"jobgate: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # not a verdict on the chain: it could not be checked
+        print(f"jobgate: cannot verify: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
     code, text = commands.outcome(report)
     print(text, file=sys.stdout if code == 0 else sys.stderr)
@@ -399,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except StartRefused as exc:  # one line that says what to run, no traceback
         print(f"jobgate: not starting: {exc}", file=sys.stderr)
-        return 3
+        return exc.exit_code
 
 
 if __name__ == "__main__":

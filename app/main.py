@@ -25,7 +25,7 @@ from app.core.limits import BodyLimit
 from app.core.notify import Notifier
 from app.core.pg_listen import listening
 from app.core.ssrf import Resolver
-from app.health import metrics_route
+from app.health import api_docs, metrics_route
 from app.health import routes as health_routes
 from app.mcp import http as mcp_http
 from app.observer.worker import Observer
@@ -130,7 +130,10 @@ def create_app(
         version="0.1.0",
         summary="A gateway that owns long-running provider jobs for AI agents.",
         lifespan=lifespan,
+        docs_url=None,  # served from a package instead of a CDN (app/health/api_docs.py)
+        redoc_url=None,  # ReDoc's script comes only from a CDN: one offline UI is enough
     )
+    api_docs.install(app)
     app.state.settings = settings
     errors.install(app)
     app.include_router(operations_endpoints.router)

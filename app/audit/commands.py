@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
+from sqlalchemy import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.audit import reader
@@ -24,6 +25,26 @@ from app.audit.verify import Anchor, Report, Row, Unreadable, verify
 
 class CannotVerify(Exception):
     """The trail could not be read at all (exit 2); the message is one line."""
+
+
+def require_database(database_url: str, *, is_default: bool) -> None:
+    """`CannotVerify` when the URL names a SQLite file that does not exist: connecting
+    would create an empty one, and the reader should learn where jobgate looked and how
+    to point it at the gateway's database instead (docs/audit.md, "Verifying")."""
+    url = make_url(database_url)
+    if not url.drivername.startswith("sqlite") or url.database in (None, "", ":memory:"):
+        return
+    path = Path(url.database).resolve()
+    if path.exists():
+        return
+    if is_default:
+        raise CannotVerify(
+            f"no jobgate database at {path} (JOBGATE_DATABASE_URL is unset: the default is "
+            "jobgate.db in JOBGATE_DATA_DIR, ./data of the directory this runs in unless "
+            "set); run it where `jobgate serve` runs, or set JOBGATE_DATABASE_URL or "
+            "JOBGATE_DATA_DIR to the gateway's database"
+        )
+    raise CannotVerify(f"no database file at {path} (JOBGATE_DATABASE_URL)")
 
 
 def verify_database(

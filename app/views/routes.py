@@ -29,12 +29,14 @@ from app.operations.domain.models import Operation
 from app.operations.domain.states import NEEDS_ATTENTION, is_done
 from app.operations.services import attention, cancellation, queries
 from app.operations.services.queries import get as load
+from app.views import decisions as explain
 from app.views.render import STATIC_DIR, check_same_origin, error_page, page, read_form
 
 router = APIRouter(prefix="/operations", include_in_schema=False)
 
 PAGE_SIZE = 50  # operations per list page
 ATTENTION_LIMIT = 200  # rows on the attention page
+PINNED = 5  # oldest needs-a-person rows shown above the list
 STATUSES = endpoints.STATUSES
 STATES = queries.STATES
 DECISIONS: tuple[str, ...] = get_args(OperatorDecision)
@@ -77,11 +79,18 @@ async def list_page(
         who = caller.name
         ctx = context_of(request)
         ops, next_cursor = await _list(ctx, caller, query, cursor)
+        waiting = await _attention_count(ctx, caller)
+        active = {k: v for k, v in query.items() if v}
+        # The oldest that need a person, above the list, on its first unfiltered page.
+        pinned = (
+            await queries.attention_inbox(ctx, caller, limit=PINNED)
+            if waiting and not active and not cursor
+            else []
+        )
     except (ApiError, DomainError) as exc:
         err = as_api_error(exc)
         return _error(request, err, who=who)
     now = ctx.now()
-    active = {k: v for k, v in query.items() if v}
     return page(
         request,
         "list.html",
@@ -89,6 +98,8 @@ async def list_page(
             "title": "Operations",
             "who": who,
             "now": now,
+            "attention_count": waiting,
+            "pinned": [(op, to_body(op, now), why) for op, why in pinned],
             "query": query,
             "rows": [(op, to_body(op, now)) for op in ops],
             "statuses": STATUSES,
@@ -128,6 +139,7 @@ async def attention_page(request: Request) -> HTMLResponse:
         who = caller.name
         ctx = context_of(request)
         inbox = await queries.attention_inbox(ctx, caller, limit=ATTENTION_LIMIT)
+        waiting = await _attention_count(ctx, caller)
     except (ApiError, DomainError) as exc:
         err = as_api_error(exc)
         return _error(request, err, who=who)
@@ -140,6 +152,7 @@ async def attention_page(request: Request) -> HTMLResponse:
             "title": "Needs attention",
             "who": who,
             "now": now,
+            "attention_count": waiting,
             "rows": rows,
         },
     )
@@ -178,6 +191,8 @@ async def _detail(
     else:
         decisions = ["acknowledge"] if why else []
     lease_live = op.lease_expires_at is not None and op.lease_expires_at > now
+    chosen = (form or {}).get("decision")
+    fits, fits_why = explain.suggested(op, decisions)
     context: dict[str, Any] = {
         "title": op.id,
         "who": caller.name,
@@ -187,6 +202,12 @@ async def _detail(
         "history": history,
         "why": why,
         "decisions": decisions,
+        "explained": explain.EXPLAINED,
+        "selected": chosen if chosen in decisions else fits,
+        "fits": fits,
+        "fits_why": fits_why,
+        "finished": is_done(state),
+        "attention_count": await _attention_count(ctx, caller),
         "lease_live": lease_live,
         "can_cancel": not is_done(state) and op.cancel_requested_at is None,
         "notice": notice,
@@ -195,6 +216,11 @@ async def _detail(
     }
     status = action_error.status if action_error is not None else 200
     return page(request, "detail.html", context, status=status)
+
+
+async def _attention_count(ctx: AppContext, caller: deps.Principal) -> int:
+    """What needs a person, for the count in the navigation on every page."""
+    return await queries.attention_count(ctx, caller, cap=ATTENTION_LIMIT)
 
 
 async def _operator(request: Request) -> deps.Principal:

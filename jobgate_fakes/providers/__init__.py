@@ -25,6 +25,7 @@ FAKES = {
     "google_translate": "jobgate_fakes.providers.google_translate",
     "azure_operation_location": "jobgate_fakes.providers.azure_language",
     "google_document_ai": "jobgate_fakes.providers.google_document_ai",
+    "assemblyai_transcripts": "jobgate_fakes.providers.assemblyai_transcripts",
 }
 DEFAULT_PORT = 8090
 

@@ -251,7 +251,10 @@ def test_an_unreadable_database_is_one_line_and_exit_2(
 ) -> None:
     url = f"sqlite:///{tmp_path / 'missing' / 'nowhere.db'}"
     code, said = verify_says(monkeypatch, capsys, url)
-    assert code == 2 and "Traceback" not in said and said.startswith("jobgate: cannot read"), said
+    # A file that is not there is named, not created (docs/audit.md, "Verify").
+    missing = tmp_path / "missing" / "nowhere.db"
+    assert code == 2 and "Traceback" not in said, said
+    assert said.strip() == f"jobgate: no database file at {missing} (JOBGATE_DATABASE_URL)", said
 
 
 async def two_ops(gateway: Gateway) -> None:

@@ -237,4 +237,5 @@ async def whoami(who: Caller) -> Whoami:
 
 @router.get("/healthz", operation_id="health", include_in_schema=False)  # under /v1
 async def health() -> Response:
-    return Response('{"ok": true}', media_type="application/json")
+    """Liveness; `service` tells jobgate from another server on the port (`make run`)."""
+    return Response('{"ok": true, "service": "jobgate"}', media_type="application/json")

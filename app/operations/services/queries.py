@@ -111,3 +111,12 @@ async def attention_inbox(
     async with ctx.db.read() as txn:
         ops = await attention.inbox(txn, principal=who.owner_filter, limit=limit)
     return [(o, attention.why(o) or "") for o in ops]
+
+
+async def attention_count(ctx: AppContext, who: deps.Principal, *, cap: int) -> int:
+    """How many operations in the caller's inbox: counted in the database for an operator
+    (who sees every operation), else the length of the caller's own inbox up to `cap`."""
+    async with ctx.db.read() as session:
+        if who.owner_filter is None:
+            return await repo.attention_count(session)
+        return len(await attention.inbox(session, principal=who.owner_filter, limit=cap))
