@@ -62,6 +62,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.core.migrate import upgrade
 from jobgate_client import Client, RetryPolicy
+from tests.support.bundled_fakes import FAKES
 from tests.support.processes import Process, free_port, mock_process, wait_healthy
 
 START_TIMEOUT_S = 30.0
@@ -111,35 +112,6 @@ def mock_job(scenario: str, run_ms: int) -> Job:
 
 
 FAKE_KEY = "fake-provider-key-0123456789"
-# profile -> (fake, base URL variable, credential variable)
-FAKES: dict[str, tuple[str, str, str]] = {
-    "openai_batch": ("openai_batch", "JOBGATE_OPENAI_BASE_URL", "OPENAI_API_KEY"),
-    "anthropic_message_batches": (
-        "anthropic_message_batches",
-        "JOBGATE_ANTHROPIC_BASE_URL",
-        "ANTHROPIC_API_KEY",
-    ),
-    "replicate_predictions": (
-        "replicate_predictions",
-        "JOBGATE_REPLICATE_BASE_URL",
-        "REPLICATE_API_TOKEN",
-    ),
-    "google_translate": (
-        "google_translate",
-        "JOBGATE_GOOGLE_TRANSLATE_BASE_URL",
-        "GOOGLE_OAUTH_ACCESS_TOKEN",
-    ),
-    "google_document_ai": (
-        "google_document_ai",
-        "JOBGATE_GOOGLE_DOCUMENT_AI_BASE_URL",
-        "GOOGLE_OAUTH_ACCESS_TOKEN",
-    ),
-    "azure_operation_location": (
-        "azure_operation_location",
-        "JOBGATE_AZURE_LANGUAGE_ENDPOINT",
-        "AZURE_LANGUAGE_KEY",
-    ),
-}
 
 
 def fake_job(profile: str) -> Job:

@@ -18,6 +18,7 @@ import pytest
 from jobgate_fakes.providers import create_app
 from jobgate_fakes.providers.settings import FakeSettings
 from tests.conftest import Gateway
+from tests.support.bundled_fakes import FAKES
 from tests.support.generic_agent import Tally, bodies_in
 from tests.support.servers import serve_app
 
@@ -26,36 +27,6 @@ KEY = "fake-provider-key-0123456789"
 # (and writes each failed file's errors to Cloud Storage, never into the operation).
 COUNTS_NOT_ITEMS = {"google_translate"}
 STEP = 700.0  # seconds per tick: past the bundled profiles' 600 s polling cap
-
-# profile -> (fake, base URL variable, credential variable)
-FAKES = {
-    "openai_batch": ("openai_batch", "JOBGATE_OPENAI_BASE_URL", "OPENAI_API_KEY"),
-    "anthropic_message_batches": (
-        "anthropic_message_batches",
-        "JOBGATE_ANTHROPIC_BASE_URL",
-        "ANTHROPIC_API_KEY",
-    ),
-    "replicate_predictions": (
-        "replicate_predictions",
-        "JOBGATE_REPLICATE_BASE_URL",
-        "REPLICATE_API_TOKEN",
-    ),
-    "google_translate": (
-        "google_translate",
-        "JOBGATE_GOOGLE_TRANSLATE_BASE_URL",
-        "GOOGLE_OAUTH_ACCESS_TOKEN",
-    ),
-    "google_document_ai": (
-        "google_document_ai",
-        "JOBGATE_GOOGLE_DOCUMENT_AI_BASE_URL",
-        "GOOGLE_OAUTH_ACCESS_TOKEN",
-    ),
-    "azure_operation_location": (
-        "azure_operation_location",
-        "JOBGATE_AZURE_LANGUAGE_ENDPOINT",
-        "AZURE_LANGUAGE_KEY",
-    ),
-}
 
 
 @pytest.fixture(scope="module")
