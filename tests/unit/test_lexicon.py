@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -28,32 +27,10 @@ from app.operations.contract.presenter import to_body
 from app.operations.domain.models import Operation
 from app.operations.domain.states import State, is_done
 from jobgate_client import ConflictError
+from tests.support.operation_rows import NOW
+from tests.support.operation_rows import an_operation as _op
 
-NOW = datetime(2026, 1, 1, tzinfo=UTC)
 CAPABILITIES = ("token", "lookup", "none")
-
-
-def _op(state: State, **kw: Any) -> Operation:
-    values: dict[str, Any] = {
-        "id": "op_01TEST",
-        "principal": "dev",
-        "idempotency_key": "k",
-        "fingerprint": "f",
-        "provider": "mock",
-        "kind": "report",
-        "input": {},
-        "provider_token": "t",
-        "trace_id": "tr_1",
-        "state": state,
-        "remote_job_id": "job_1",
-        "create_deadline_at": NOW + timedelta(seconds=60),
-        "result_deadline_at": NOW + timedelta(seconds=600),
-        "created_at": NOW,
-        "updated_at": NOW,
-        "labels": {},
-    }
-    values.update(kw)
-    return Operation(**values)
 
 
 def _counts(ok: int, failed: int, never: int) -> dict[str, int]:

@@ -7,40 +7,14 @@ message must speak its own situation's vocabulary and never another's.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from typing import Any
-
 import pytest
 
 from app.operations.contract import wording as W
 from app.operations.contract.presenter import to_body
 from app.operations.domain.models import Operation
 from app.operations.domain.states import State, is_done
-
-NOW = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def _op(state: State, **kw: Any) -> Operation:
-    values: dict[str, Any] = {
-        "id": "op_01TEST",
-        "principal": "dev",
-        "idempotency_key": "k",
-        "fingerprint": "f",
-        "provider": "mock",
-        "kind": "report",
-        "input": {},
-        "provider_token": "t",
-        "trace_id": "tr_1",
-        "state": state,
-        "remote_job_id": "job_1",
-        "create_deadline_at": NOW + timedelta(seconds=60),
-        "result_deadline_at": NOW + timedelta(seconds=600),
-        "created_at": NOW,
-        "updated_at": NOW,
-        "labels": {},
-    }
-    values.update(kw)
-    return Operation(**values)
+from tests.support.operation_rows import NOW
+from tests.support.operation_rows import an_operation as _op
 
 
 def _variants() -> list[tuple[str, Operation, bool]]:
