@@ -212,6 +212,7 @@ def _keys(args: argparse.Namespace) -> int:
             settings.database_url,
             info=audit.session_info(settings.audit_enabled, settings.audit_signing_key),
             before_commit=[audit.append_pending],
+            session_settings=settings.db_session_settings(),
         )
         now = SystemClock().now()
         try:

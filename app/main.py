@@ -66,6 +66,7 @@ def build_context(settings: Settings, *, clock: Clock, http: httpx2.AsyncClient)
             info=audit.session_info(settings.audit_enabled, settings.audit_signing_key),
             ping_after=settings.db_ping_after_idle_seconds,
             before_commit=[audit.append_pending],
+            session_settings=settings.db_session_settings(),
         ),
         client=ProviderClient(http, env),
         profiles=profiles,

@@ -33,6 +33,14 @@ class Settings(BaseSettings):
     db_ping_after_idle_seconds: float = Field(default=PING_AFTER_IDLE_SECONDS, ge=0)
     """PostgreSQL: a pooled connection idle at least this long is pinged before use (0:
     before every use); one that was just handed back is used at once."""
+    db_lock_timeout_seconds: float = Field(default=10.0, ge=0)
+    """PostgreSQL: the longest a statement waits for a row lock another session holds (a
+    frozen process's, say) before the request answers `503 database_busy`; 0: no bound."""
+    db_statement_timeout_seconds: float = Field(default=60.0, ge=0)
+    """PostgreSQL: the longest one statement may run; 0: no bound."""
+    db_idle_in_transaction_timeout_seconds: float = Field(default=60.0, ge=0)
+    """PostgreSQL: a session idle this long inside a transaction (a process frozen mid-step)
+    is ended by the server, which releases its locks; 0: no bound."""
     data_dir: Path = Path("./data")
     """Where the SQLite default and stored results live."""
     profiles_dir: Path | None = None
@@ -154,6 +162,15 @@ class Settings(BaseSettings):
                 f"loopback; host {self.host!r} is not"
             )
         return self
+
+    def db_session_settings(self) -> dict[str, str]:
+        """The PostgreSQL session settings of every connection (milliseconds; 0 = none)."""
+        ms = {
+            "lock_timeout": self.db_lock_timeout_seconds,
+            "statement_timeout": self.db_statement_timeout_seconds,
+            "idle_in_transaction_session_timeout": self.db_idle_in_transaction_timeout_seconds,
+        }
+        return {name: str(int(seconds * 1000)) for name, seconds in ms.items()}
 
     @property
     def database_is_default(self) -> bool:

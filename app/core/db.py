@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -69,8 +69,12 @@ class Database:
         ping_after: float = PING_AFTER_IDLE_SECONDS,
         pool_size: int = POOL_SIZE,
         before_commit: Sequence[CommitHook] = (),
+        session_settings: Mapping[str, str] | None = None,
     ) -> None:
         self.url = url
+        # PostgreSQL: sent with every connection (lock, statement and idle-in-transaction
+        # timeouts), so no request waits without bound behind another process's locks.
+        self._session_settings = dict(session_settings or {})
         self.is_sqlite = is_sqlite(url)
         self._info = dict(info or {})  # copied into every transaction's `info`
         self._before_commit = tuple(before_commit)  # run in each write just before COMMIT
@@ -91,7 +95,7 @@ class Database:
             return await SqliteConnection.open(sqlite_path(self.url))
         from app.core.pg_conn import PgConnection
 
-        return await PgConnection.open(self.url)
+        return await PgConnection.open(self.url, self._session_settings)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Txn]:

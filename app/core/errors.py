@@ -200,10 +200,10 @@ def install(app: FastAPI) -> None:
             return await _unexpected(request, exc)
         log.warning("%s: %s", kind, exc)
         retry = write_faults.RETRY_AFTER_SECONDS
-        if kind == "storage_full":
-            status, words = 507, write_faults.STORAGE_FULL_MESSAGE
-        else:
-            status, words = 503, write_faults.DATABASE_GONE_MESSAGE
+        status, words = {
+            "storage_full": (507, write_faults.STORAGE_FULL_MESSAGE),
+            "database_busy": (503, write_faults.DATABASE_BUSY_MESSAGE),
+        }.get(kind, (503, write_faults.DATABASE_GONE_MESSAGE))
         return error_response(
             status,
             kind,

@@ -14,7 +14,7 @@ did at READ COMMITTED inside one; a stream or a savepoint begins one first.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import asyncpg
@@ -65,8 +65,12 @@ class PgConnection:
         self.trips = 0  # no threads here; kept for the same counters as SQLite
 
     @classmethod
-    async def open(cls, url: str) -> PgConnection:
-        conn = await asyncpg.connect(dsn(url), timeout=CONNECT_TIMEOUT_S)
+    async def open(cls, url: str, server_settings: Mapping[str, str] | None = None) -> PgConnection:
+        """`server_settings`: session settings sent with the connection (the bounded waits
+        of docs/operations.md, "Bounded waits")."""
+        conn = await asyncpg.connect(
+            dsn(url), timeout=CONNECT_TIMEOUT_S, server_settings=dict(server_settings or {})
+        )
         try:
             await _codecs(conn)
         except BaseException:

@@ -134,6 +134,10 @@ CODES: dict[str, tuple[int, str]] = {
         507,
         write_faults.STORAGE_FULL_MESSAGE.format(retry=write_faults.RETRY_AFTER_SECONDS),
     ),
+    "database_busy": (
+        503,
+        write_faults.DATABASE_BUSY_MESSAGE.format(retry=write_faults.RETRY_AFTER_SECONDS),
+    ),
     "database_unavailable": (
         503,
         write_faults.DATABASE_GONE_MESSAGE.format(retry=write_faults.RETRY_AFTER_SECONDS),
@@ -164,6 +168,7 @@ COMMON = (
     "malformed_json",
     "internal_error",
     "storage_full",
+    "database_busy",
     "database_unavailable",
 )
 BY_ID = (*COMMON, "operation_not_found")
