@@ -101,7 +101,7 @@ async def test_a_task_is_working_survives_a_restart_and_completes_with_the_outco
     assert handle.status == "working" and handle.task_id.startswith("op_")
     assert handle.poll_interval_ms is not None and handle.poll_interval_ms >= 1
     assert seen["status"] == "working" and seen["taskId"] == handle.task_id
-    assert "result" not in seen and "NOT" in seen["statusMessage"]
+    assert "result" not in seen and "KEEP WAITING" in seen["statusMessage"]
     # The first gateway was SIGKILLed; a new one (with its observer) and a new session.
     with gateway(env, tmp_path / "second.log") as url:
         async with tasks_session(url) as later:
