@@ -135,7 +135,8 @@ async def test_the_lease_is_renewed_while_a_slow_provider_call_is_in_flight(
             rival = Observer(dataclasses.replace(app.state.ctx, worker_id="rival"))
             assert await rival.run(until_idle=True) == 0
             held.release.set()
-            assert await asyncio.wait_for(first, budget(QUICK_S)) == 1
+            # The held step, then whatever fell due after it (the loop runs until idle).
+            assert await asyncio.wait_for(first, budget(QUICK_S)) >= 1
 
 
 async def _lease_expiry(app: Any, op_id: str) -> datetime:
