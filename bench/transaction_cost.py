@@ -49,7 +49,7 @@ from app import audit  # noqa: E402
 from app.core.db import Database, async_url, sync_url  # noqa: E402
 from app.core.migrate import upgrade  # noqa: E402
 from app.operations import repository as repo  # noqa: E402
-from app.operations.domain.models import Operation  # noqa: E402
+from app.operations.domain.operation import Operation  # noqa: E402
 from app.operations.domain.states import State  # noqa: E402
 from app.operations.repository import Fence  # noqa: E402
 from app.operations.repository.tables import HIST, OPS  # noqa: E402

@@ -18,7 +18,7 @@ from app.core.sql import insert_if_absent
 from app.core.txn import Txn
 from app.operations.contract.presenter import to_body
 from app.operations.domain import events
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
 
 OUTBOX = CallbackOutbox.__table__  # type: ignore[attr-defined]

@@ -2,7 +2,7 @@
 
 It answers the part of SQLAlchemy's `AsyncSession` the repositories use, with the
 same names: `execute(statement, params)` (a list of parameter sets runs the statement
-for each), `add()` and `flush()` for a new mapped object, `stream_scalars()`,
+for each), `add()` and `flush()` for a new mapped object, `stream()`,
 `begin_nested()` (a savepoint) and `info`; `dialect` is SQLAlchemy's. Statements are
 SQLAlchemy's, compiled and converted by SQLAlchemy (app/core/sqlexec.py); there is no
 identity map, no unit of work and no lazy loading, none of which jobgate used.
@@ -176,20 +176,18 @@ class Txn:
         for col, value in zip(missing, row, strict=True):
             setattr(obj, mapper.get_property_by_column(col).key, value)
 
-    async def stream_scalars(
-        self, stmt: Any, params: dict[str, Any] | None = None
-    ) -> AsyncIterator[Any]:
-        """The first column of every row, read in chunks (the instances of `select(Model)`)."""
+    async def stream(self, stmt: Any, params: dict[str, Any] | None = None) -> AsyncIterator[Any]:
+        """Every row, read in chunks."""
         plan = self.compiler.plan(stmt, params or (), False)
         sql, args = bind(plan, params)
         reader = plan.reader
-        assert reader is not None, "stream_scalars needs a statement that returns rows"
+        assert reader is not None, "stream needs a statement that returns rows"
 
         async def values() -> AsyncIterator[Any]:
             try:
                 async for chunk in self.connection.stream(sql, args):
                     for row in reader.rows(chunk):
-                        yield row[0]
+                        yield row
             except Exception as err:
                 raise self.connection.translate(err, sql, args) from err
 

@@ -31,7 +31,7 @@ from typing import Any
 from app.core import telemetry
 from app.operations import repository as repo
 from app.operations.context import AppContext
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.driver.runner import process
 from app.operations.repository import Fence
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 from app.core.txn import Txn
 
 if TYPE_CHECKING:
-    from app.operations.domain.models import Operation
+    from app.operations.domain.operation import Operation
     from app.operations.repository import Fence
 
 

@@ -15,7 +15,7 @@ from app.core import telemetry
 from app.core.txn import Txn
 from app.operations import repository as repo
 from app.operations.domain import events
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import (
     Evidence,
     State,

@@ -45,7 +45,7 @@ from app.operations.contract.schemas import (
     OperationList,
     ResolveRequest,
 )
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import is_done
 from app.operations.services import attention, cancellation, queries
 from app.ops_cli.backend import BackendUnavailable

@@ -8,7 +8,7 @@ refuses one that does not fit; this module only explains and preselects.
 
 from __future__ import annotations
 
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
 
 EXPLAINED: dict[str, str] = {

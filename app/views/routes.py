@@ -25,7 +25,7 @@ from app.operations.api.endpoints import context_of
 from app.operations.context import AppContext
 from app.operations.contract.presenter import to_body
 from app.operations.contract.schemas import OperatorDecision, ResolveRequest
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import NEEDS_ATTENTION, is_done
 from app.operations.services import attention, cancellation, queries
 from app.operations.services.queries import get as load

@@ -26,7 +26,7 @@ from starlette.routing import Route
 from app.callbacks import outbox
 from app.callbacks.delivery import CallbackDelivery, retry_delay
 from app.operations import repository as repo
-from app.operations.domain.models import Operation
+from app.operations.domain.models import OperationTable
 from app.operations.domain.states import State
 from jobgate_fakes.mock.webhooks import signed_headers, webhook_body
 from tests.conftest import Gateway
@@ -208,7 +208,7 @@ async def test_private_callback_urls_are_refused_and_nothing_is_written(
     assert r.status_code == 422, r.text
     assert r.json()["error"]["code"] == "callback_url_forbidden"
     async with gateway.ctx.db.transaction() as session:
-        ops = (await session.execute(select(func.count()).select_from(Operation))).scalar_one()
+        ops = (await session.execute(select(func.count()).select_from(OperationTable))).scalar_one()
         assert await repo.count_by_state(session) == {}
     assert ops == 0
     listed = (await gateway.http.get("/v1/operations")).json()

@@ -7,14 +7,14 @@ from collections.abc import AsyncIterator
 
 from sqlalchemy import func, select
 
-from app.operations.domain.models import Operation
+from app.operations.domain.models import OperationTable
 from tests.conftest import Gateway
 
 
 async def _operations(gw: Gateway) -> int:
     async with gw.ctx.db.transaction() as session:
         return int(
-            (await session.execute(select(func.count()).select_from(Operation))).scalar_one()
+            (await session.execute(select(func.count()).select_from(OperationTable))).scalar_one()
         )
 
 

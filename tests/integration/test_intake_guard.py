@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from app.operations.domain.models import HistoryEntry, Operation
+from app.operations.domain.models import HistoryEntry, OperationTable
 from tests.conftest import Gateway
 
 FAST = {"scenario": {"name": "fast"}}
@@ -35,7 +35,7 @@ def _nested(depth: int) -> str:
 
 async def _rows(gw: Gateway) -> tuple[int, int]:
     async with gw.ctx.db.transaction() as session:
-        ops = (await session.execute(select(func.count()).select_from(Operation))).scalar_one()
+        ops = (await session.execute(select(func.count()).select_from(OperationTable))).scalar_one()
         hist = (await session.execute(select(func.count()).select_from(HistoryEntry))).scalar_one()
     return ops, hist
 

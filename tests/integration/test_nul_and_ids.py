@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from app.operations.domain.models import HistoryEntry, Operation
+from app.operations.domain.models import HistoryEntry, OperationTable
 from app.webhooks.models import WebhookEvent
 from jobgate_fakes.mock.webhooks import signed_headers, webhook_body
 from tests.conftest import Gateway
@@ -42,7 +42,7 @@ async def _counts(gw: Gateway) -> list[int]:
     async with gw.ctx.db.transaction() as session:
         return [
             (await session.execute(select(func.count()).select_from(table))).scalar_one()
-            for table in (Operation, HistoryEntry, WebhookEvent)
+            for table in (OperationTable, HistoryEntry, WebhookEvent)
         ]
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from app.operations import repository as repo
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from tests.support.observer_loop import (
     FIRST_POLL_S,
     eventually,

@@ -19,7 +19,8 @@ from app.core.db import Database, async_url, is_sqlite
 from app.core.sqlexec import bind
 from app.core.txn import Txn
 from app.operations import repository as repo
-from app.operations.domain.models import HistoryEntry, Operation
+from app.operations.domain.models import HistoryEntry, OperationTable
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
 from app.operations.repository.tables import HIST, OPS
 from app.operations.repository.writes import _FENCED
@@ -154,7 +155,7 @@ async def test_rows_read_back_are_what_the_orm_reads(db: Database) -> None:
     """Written through `Txn`, read through both: the ORM's objects and ours agree on
     every column (aware datetimes, parsed JSON, the state enum, floats)."""
     async with db.transaction() as txn:
-        txn.add(operation("op_1"))
+        txn.add(OperationTable(**_row_of(operation("op_1"))))
         await txn.flush()
         await txn.execute(insert(OPS), _row_of(operation("op_2", labels=None, input=[1, "x"])))
         await repo.append_history_rows(
@@ -167,15 +168,18 @@ async def test_rows_read_back_are_what_the_orm_reads(db: Database) -> None:
             ],
         )
     async with db.read() as txn:
-        mine = {op.id: op for op in (await txn.execute(select(Operation))).scalars()}
+        mine = {op.id: op for op in (await txn.execute(select(OperationTable))).scalars()}
+        rows = {op_id: await repo.get(txn, op_id) for op_id in ("op_1", "op_2")}
         hist = list((await txn.execute(select(HistoryEntry).order_by(HIST.c.id))).scalars())
     engine = create_engine(_sync(db.url))
     with Session(engine) as session:
-        theirs = {op.id: op for op in session.scalars(select(Operation))}
+        theirs = {op.id: op for op in session.scalars(select(OperationTable))}
         their_hist = list(session.scalars(select(HistoryEntry).order_by(HIST.c.id)))
         for op_id in ("op_1", "op_2"):
             for col in OPS.columns:
-                assert getattr(mine[op_id], col.key) == getattr(theirs[op_id], col.key), col.key
+                theirs_value = getattr(theirs[op_id], col.key)
+                assert getattr(mine[op_id], col.key) == theirs_value, col.key
+                assert getattr(rows[op_id], col.key) == theirs_value, col.key
         assert [h.model_dump() for h in hist] == [h.model_dump() for h in their_hist]
     engine.dispose()
     assert isinstance(mine["op_1"].state, State) and mine["op_1"].created_at == NOW
@@ -213,7 +217,7 @@ async def test_a_savepoint_rolls_back_alone(db: Database) -> None:
                 raise ValueError("undo op_2")
     async with db.read() as txn:
         ids = (await txn.execute(select(OPS.c.id))).scalars().all()
-        streamed = [op.id async for op in await txn.stream_scalars(select(Operation))]
+        streamed = [row.id async for row in await txn.stream(select(OPS))]
     assert ids == ["op_1"] and streamed == ["op_1"]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

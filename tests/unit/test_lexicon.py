@@ -24,7 +24,7 @@ from app.mcp import replies
 from app.operations.contract import lexicon as L
 from app.operations.contract import wording as W
 from app.operations.contract.presenter import to_body
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import State, is_done
 from jobgate_client import ConflictError
 from tests.support.operation_rows import NOW

@@ -12,7 +12,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
 from app.operations.driver.create_steps import decide_create
 from app.operations.driver.single_create import (

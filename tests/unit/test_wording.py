@@ -11,7 +11,7 @@ import pytest
 
 from app.operations.contract import wording as W
 from app.operations.contract.presenter import to_body
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import State, is_done
 from tests.support.operation_rows import NOW
 from tests.support.operation_rows import an_operation as _op

@@ -24,7 +24,7 @@ from app.operations.contract.schemas import (
     OperationList,
     Whoami,
 )
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.services import intake, queries
 from app.operations.services.queries import STATES
 from app.operations.services.queries import get as load

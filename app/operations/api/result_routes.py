@@ -18,7 +18,7 @@ from app.operations.context import AppContext
 from app.operations.contract import cursors
 from app.operations.contract.presenter import agent_status, failed_with_output, has_output
 from app.operations.contract.schemas import ResultBody, ResultSummary
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
 from app.operations.services.queries import get as load
 

@@ -16,7 +16,7 @@ import re
 from datetime import UTC, datetime
 
 from app.core.errors import ApiError
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 
 MAX_CURSOR_CHARS = 200  # a real list cursor is about 80
 MAX_POSITION = 2**31 - 1  # result_items.position is a 32-bit integer

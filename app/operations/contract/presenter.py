@@ -23,7 +23,8 @@ from app.operations.contract.schemas import (
     OperationBody,
     ProgressOut,
 )
-from app.operations.domain.models import HistoryEntry, Operation
+from app.operations.domain.models import HistoryEntry
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import (
     CANCELLING_STATES,
     HUMAN_WHY,

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 
 from app.core.txn import Txn
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
 
 DoneHandler = Callable[[Txn, Operation, State, datetime], Awaitable[object]]

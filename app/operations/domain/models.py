@@ -20,8 +20,9 @@ def _json() -> Any:
     return Field(default=None, sa_type=JSON, nullable=True)
 
 
-class Operation(SQLModel, table=True):
-    """The current state of one logical operation (the projection of its history)."""
+class OperationTable(SQLModel, table=True):
+    """The `operations` table: the current state of one logical operation (the projection
+    of its history). Code reads and moves it as `app.operations.domain.operation.Operation`."""
 
     __tablename__ = "operations"
     __table_args__ = (

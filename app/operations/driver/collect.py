@@ -16,7 +16,7 @@ from app.results.validate import Verdict as CheckVerdict
 
 if TYPE_CHECKING:
     from app.operations.context import AppContext
-    from app.operations.domain.models import Operation
+    from app.operations.domain.operation import Operation
     from app.providers.profile import Profile
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from app.operations import repository as repo
 from app.operations.context import AppContext
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import Evidence, EvidenceKind, State
 from app.operations.driver.decision import Decision
 from app.operations.driver.no_job import after_proof, gave_up

@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from app.operations.context import AppContext
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import Evidence, EvidenceKind, State
 from app.operations.driver.decision import Decision
 from app.operations.driver.step_common import deadline_passed, delay_for

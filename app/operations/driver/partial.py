@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from app.core.write_faults import StorageFull
 from app.operations.context import AppContext
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
 from app.operations.driver.collect import checked, holds_items, summary_of
 from app.operations.driver.decision import Decision, Note

@@ -14,7 +14,7 @@ from typing import Any
 
 from app.operations import repository as repo
 from app.operations.context import AppContext
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import Evidence, EvidenceKind, State
 from app.operations.driver.decision import Decision, Note, needs_human
 from app.operations.driver.single_create import (

@@ -16,7 +16,7 @@ from app.core import faults, logs, telemetry
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.context import AppContext
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import Evidence, TransitionRefused, is_done
 from app.operations.driver import step_failures
 from app.operations.driver.decision import Decision

@@ -28,7 +28,7 @@ from app.core import faults
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.context import AppContext
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
 from app.operations.driver.step_common import worker_tag
 from app.operations.repository import CreateTally, Fence

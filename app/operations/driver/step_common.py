@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from app.operations.context import AppContext
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.providers.backoff import next_poll_delay
 from app.providers.profile import Profile
 from app.providers.types import CallResult, Exchange, LookupResult, RemoteClass

@@ -19,7 +19,7 @@ from app.core.text import degrade
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.context import AppContext
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import Evidence, EvidenceKind, State, TransitionRefused
 from app.operations.repository import Fence
 from app.providers.http_util import scrub, secret_variants

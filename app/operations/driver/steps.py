@@ -8,7 +8,7 @@ any call so an expired clock becomes a state, never a silent drop.
 from __future__ import annotations
 
 from app.operations.context import AppContext
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
 from app.operations.driver.collect import collect_result
 from app.operations.driver.create_steps import (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.operations.context import AppContext
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import Evidence, EvidenceKind, State
 from app.operations.driver.decision import Decision, needs_human
 from app.operations.driver.partial import keep_partial

@@ -8,8 +8,8 @@ from sqlalchemy import bindparam, or_, select
 
 from app.core import queue, telemetry
 from app.core.txn import Txn
-from app.operations.domain.models import Operation
-from app.operations.repository.tables import OPS, Fence
+from app.operations.domain.operation import Operation
+from app.operations.repository.tables import OPS, Fence, operations_of, select_operations
 from app.operations.repository.writes import fenced_update
 
 
@@ -39,7 +39,7 @@ async def claim_due(
     takeovers = sum(1 for row in found if row.prior_owner is not None)  # a lease that lapsed
     txn.on_commit(lambda: telemetry.claimed(now, [r.due_at for r in found], takeovers))
     rows = await txn.execute(_BY_IDS, {"k_ids": ids})
-    ops = list(rows.scalars())
+    ops = operations_of(rows)
     ops.sort(key=lambda o: ids.index(o.id))
     return ops
 
@@ -90,7 +90,7 @@ async def held_unchanged(txn: Txn, held: list[tuple[Operation, Fence]]) -> dict[
     return out
 
 
-_BY_IDS = select(Operation).where(OPS.c.id.in_(bindparam("k_ids", expanding=True)))
+_BY_IDS = select_operations().where(OPS.c.id.in_(bindparam("k_ids", expanding=True)))
 
 # What another writer changes: an operator or a transition bumps `version`; a cancel
 # intent sets `cancel_requested_at` (without a version bump, and possibly within the

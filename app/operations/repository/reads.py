@@ -10,38 +10,49 @@ from sqlalchemy import ColumnElement, Select, and_, bindparam, or_, select
 from sqlalchemy.exc import DataError
 
 from app.core.txn import Txn
-from app.operations.domain.models import HistoryEntry, Operation, ResultItem
+from app.operations.domain.models import HistoryEntry, ResultItem
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import NEEDS_ATTENTION, AgentStatus, State
-from app.operations.repository.tables import HIST, ITEMS, OPS
+from app.operations.repository.tables import (
+    HIST,
+    ITEMS,
+    OPS,
+    operation_of,
+    operations_of,
+    select_operations,
+)
 
 # The two reads of every request and step, built once (docs/performance.md); values bound by name.
-_GET = select(Operation).where(OPS.c.id == bindparam("k_id"))
-_BY_KEY = select(Operation).where(
+_GET = select_operations().where(OPS.c.id == bindparam("k_id"))
+_BY_KEY = select_operations().where(
     OPS.c.principal == bindparam("k_principal"), OPS.c.idempotency_key == bindparam("k_key")
 )
 
 
+async def _one(
+    txn: Txn, stmt: Select[Any], params: dict[str, str] | None = None
+) -> Operation | None:
+    row = (await txn.execute(stmt, params)).one_or_none()
+    return None if row is None else operation_of(row)
+
+
 async def get(txn: Txn, op_id: str) -> Operation | None:
-    op: Operation | None = (await txn.execute(_GET, {"k_id": op_id})).scalar_one_or_none()
-    return op
+    return await _one(txn, _GET, {"k_id": op_id})
 
 
 async def get_by_key(txn: Txn, principal: str, key: str) -> Operation | None:
-    rows = await txn.execute(_BY_KEY, {"k_principal": principal, "k_key": key})
-    op: Operation | None = rows.scalar_one_or_none()
-    return op
+    return await _one(txn, _BY_KEY, {"k_principal": principal, "k_key": key})
 
 
 async def get_by_remote_job(txn: Txn, provider: str, remote_job_id: str) -> Operation | None:
     """The operation that owns this remote job (oldest first if, wrongly, several do)."""
     stmt = (
-        select(Operation)
+        select_operations()
         .where(OPS.c.provider == provider, OPS.c.remote_job_id == remote_job_id)
         .order_by(OPS.c.created_at)
         .limit(1)
     )
-    op: Operation | None = (await txn.execute(stmt)).scalar_one_or_none()
-    return op
+    return await _one(txn, stmt)
 
 
 async def job_owner(
@@ -49,7 +60,7 @@ async def job_owner(
 ) -> Operation | None:
     """Another operation already bound to this remote job, if any (oldest first)."""
     stmt = (
-        select(Operation)
+        select_operations()
         .where(
             OPS.c.provider == provider,
             OPS.c.remote_job_id == remote_job_id,
@@ -58,8 +69,7 @@ async def job_owner(
         .order_by(OPS.c.created_at)
         .limit(1)
     )
-    op: Operation | None = (await txn.execute(stmt)).scalar_one_or_none()
-    return op
+    return await _one(txn, stmt)
 
 
 async def history(txn: Txn, op_id: str, *, after: int = 0) -> list[HistoryEntry]:
@@ -158,7 +168,7 @@ async def list_operations(
     done_states: frozenset[str],
 ) -> list[Operation]:
     """Newest first; keyset pagination on (created_at, id)."""
-    stmt = select(Operation)
+    stmt = select_operations()
     if flt.principal is not None:
         stmt = stmt.where(OPS.c.principal == flt.principal)
     if flt.states:
@@ -178,15 +188,15 @@ async def list_operations(
         )
     stmt = stmt.order_by(OPS.c.created_at.desc(), OPS.c.id.desc())
     if flt.label is None:
-        return list((await txn.execute(stmt.limit(limit))).scalars())
+        return operations_of(await txn.execute(stmt.limit(limit)))
     # JSON operators on both back-ends (json_extract on SQLite, ->> on PostgreSQL).
     key, value = flt.label
     by_label = stmt.where(OPS.c.labels[key].as_string() == value).limit(limit)
     if txn.dialect.name != "postgresql":
-        return list((await txn.execute(by_label)).scalars())
+        return operations_of(await txn.execute(by_label))
     try:
         async with txn.begin_nested():
-            return list((await txn.execute(by_label)).scalars())
+            return operations_of(await txn.execute(by_label))
     except DataError:
         # PostgreSQL's ->> refuses rows an older version stored with unencodable text
         # ; only a database holding such rows pays for the scan below.
@@ -194,10 +204,11 @@ async def list_operations(
 
 
 async def _scan_labels(
-    txn: Txn, stmt: Select[Operation], key: str, value: str, limit: int
+    txn: Txn, stmt: Select[Any], key: str, value: str, limit: int
 ) -> list[Operation]:
     out: list[Operation] = []
-    async for op in await txn.stream_scalars(stmt):
+    async for row in await txn.stream(stmt):
+        op = operation_of(row)
         if isinstance(op.labels, dict) and str(op.labels.get(key)) == value:
             out.append(op)
             if len(out) >= limit:
@@ -219,11 +230,11 @@ def needs_human() -> ColumnElement[bool]:
 
 async def attention_inbox(txn: Txn, *, principal: str | None, limit: int) -> list[Operation]:
     """Oldest first; the page is exactly `limit` rows at most."""
-    stmt = select(Operation).where(needs_human())
+    stmt = select_operations().where(needs_human())
     if principal is not None:
         stmt = stmt.where(OPS.c.principal == principal)
     stmt = stmt.order_by(OPS.c.updated_at, OPS.c.id).limit(limit)
-    return list((await txn.execute(stmt)).scalars())
+    return operations_of(await txn.execute(stmt))
 
 
 async def result_items(txn: Txn, op_id: str, *, after: int, limit: int) -> list[ResultItem]:

@@ -7,13 +7,13 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TypedDict
 
-from sqlalchemy import Update, bindparam, func, or_, update
+from sqlalchemy import Update, bindparam, func, insert, or_, update
 
 from app import audit
 from app.core.txn import Txn
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import State, is_done
-from app.operations.repository.tables import HIST, ITEMS, OPS, Fence
+from app.operations.repository.tables import HIST, ITEMS, OPS, Fence, operation_values
 
 # The columns an UPDATE sets, by name (`_set` refuses a name that is no column).
 Fields = Mapping[str, object]
@@ -32,9 +32,11 @@ class HistoryRow(TypedDict):
     data: object
 
 
+_OP_INSERT = insert(OPS)  # built once: every column, values by column key
+
+
 async def insert_operation(txn: Txn, op: Operation) -> None:
-    txn.add(op)
-    await txn.flush()
+    await txn.execute(_OP_INSERT, operation_values(op))
 
 
 async def _one_row(txn: Txn, stmt: Update, params: Fields | None = None) -> bool:

@@ -25,7 +25,7 @@ from app.core.errors import Conflict, Invalid
 from app.core.txn import Txn
 from app.operations import repository as repo
 from app.operations.context import AppContext
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.providers import pointers
 from app.providers.pointers import MISSING
 from app.providers.profile import Profile

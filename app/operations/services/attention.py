@@ -16,7 +16,7 @@ from app.operations import repository as repo
 from app.operations.context import AppContext
 from app.operations.contract.presenter import with_errors
 from app.operations.contract.schemas import ResolveRequest
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import (
     HUMAN_WHY,
     NEEDS_ATTENTION,

@@ -16,7 +16,7 @@ from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.context import AppContext
 from app.operations.contract.schemas import MAX_CANCEL_REASON
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import NEEDS_ATTENTION, TERMINAL, is_done
 from app.operations.hold import wake_on_commit
 

@@ -27,7 +27,7 @@ from app.operations import repository as repo
 from app.operations.context import AppContext
 from app.operations.contract import ids
 from app.operations.contract.schemas import CreateOperationRequest
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
 from app.operations.driver.runner import process
 from app.operations.driver.single_create import INTAKE_LEASE_TOKEN

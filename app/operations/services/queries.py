@@ -13,7 +13,8 @@ from app.operations import repository as repo
 from app.operations.context import AppContext
 from app.operations.contract import cursors
 from app.operations.contract.presenter import agent_status
-from app.operations.domain.models import HistoryEntry, Operation
+from app.operations.domain.models import HistoryEntry
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import NEEDS_ATTENTION, STATES_OF, TERMINAL, AgentStatus, State
 from app.operations.services import attention
 

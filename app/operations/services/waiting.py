@@ -16,7 +16,7 @@ from app.core import telemetry
 from app.core.db import Database
 from app.core.notify import Notifier
 from app.operations import repository as repo
-from app.operations.domain.models import Operation
+from app.operations.domain.operation import Operation
 from app.operations.domain.states import is_done
 
 REREAD_SECONDS = 1.0  # a watched operation is re-read at least this often
