@@ -5,6 +5,7 @@ reaches the provider only after an operator approves it."""
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from sqlalchemy import create_engine, text
 from app.auth import service as keys
 from app.core.db import sync_url
 from tests.conftest import Gateway
+from tests.integration.test_ops_cli_database import CLI_ACTOR, cli
 
 POLICY = """\
 version: 1
@@ -327,3 +329,55 @@ async def test_a_create_cancelled_while_held_ends_cancelled_unsent(
     assert body["done"] and body["status"] == "cancelled"
     assert "before anything was sent" in body["message"]
     assert gateway.stats(token)["creates_by_token"].get(token, 0) == 0
+
+
+async def test_the_operations_page_offers_approval_and_records_it(
+    gateway: Gateway, k: Keys
+) -> None:
+    op_id = (await _gated(gateway, k.agent))["operation_id"]
+    page = await gateway.http.get(f"/operations/{op_id}", headers=auth(k.operator))
+    assert page.status_code == 200 and f'action="/operations/{op_id}/approval"' in page.text
+    assert "held for approval" in page.text
+    form_headers = {"Origin": "http://127.0.0.1", **auth(k.operator)}
+    blank = await gateway.http.post(
+        f"/operations/{op_id}/approval", data={"decision": "deny"}, headers=form_headers
+    )
+    assert blank.status_code == 422 and "give a reason" in blank.text
+    r = await gateway.http.post(
+        f"/operations/{op_id}/approval",
+        data={"decision": "deny", "reason": "budget is for Q3"},
+        headers=form_headers,
+    )
+    assert r.status_code == 303 and r.headers["location"].endswith("?done=deny")
+    body = (await gateway.http.get(f"/v1/operations/{op_id}", headers=auth(k.agent))).json()
+    assert body["state"] == "failed" and "budget is for Q3" in body["error"]["message"]
+    page = await gateway.http.get(f"/operations/{op_id}", headers=auth(k.operator))
+    assert "awaiting_approval → <b>failed</b>" in page.text and "operator:ops-1" in page.text
+    assert f'action="/operations/{op_id}/approval"' not in page.text
+
+
+async def test_jobgate_ops_approve_and_deny_on_the_database(
+    gateway: Gateway, k: Keys, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The CLI runs on the system clock: bring the gateway's to the same time.
+    gateway.clock.advance((datetime.now(UTC) - gateway.clock.now()).total_seconds())
+    approve_id = (await _gated(gateway, k.agent))["operation_id"]
+    deny_id = (await _gated(gateway, k.agent))["operation_id"]
+    url = gateway.ctx.settings.database_url
+
+    code, out, _ = await cli(
+        capsys, "deny", deny_id, "--reason", "duplicate", "--database-url", url
+    )
+    assert code == 0 and f"{deny_id}: denied; now failed (failed)" in out
+    code, out, _ = await cli(
+        capsys, "approve", approve_id, "--reason", "fine", "--database-url", url
+    )
+    assert code == 0 and "approved; now processing (create_pending)" in out
+    final = await until_done(gateway, approve_id, k.agent)
+    assert final["status"] == "succeeded"
+    token = await gateway.token_of(approve_id)
+    assert gateway.stats(token)["creates_by_token"][token] == 1
+    hist = await _history(gateway, deny_id, k.operator)
+    assert any(h["actor"] == f"operator:{CLI_ACTOR}" and "duplicate" in h["cause"] for h in hist)
+    code, _, err = await cli(capsys, "deny", deny_id, "--reason", "again", "--database-url", url)
+    assert code == 2 and "409 not_awaiting_approval" in err
