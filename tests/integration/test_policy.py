@@ -4,6 +4,7 @@ reaches the provider only after an operator approves it."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,6 +16,8 @@ from sqlalchemy import create_engine, text
 
 from app.auth import service as keys
 from app.core.db import sync_url
+from app.operations.services import admission
+from app.policy.rules import Subject
 from tests.conftest import Gateway
 from tests.integration.test_ops_cli_database import CLI_ACTOR, cli
 
@@ -381,3 +384,31 @@ async def test_jobgate_ops_approve_and_deny_on_the_database(
     assert any(h["actor"] == f"operator:{CLI_ACTOR}" and "duplicate" in h["cause"] for h in hist)
     code, _, err = await cli(capsys, "deny", deny_id, "--reason", "again", "--database-url", url)
     assert code == 2 and "409 not_awaiting_approval" in err
+
+
+async def test_concurrent_creates_cannot_both_take_the_last_place(
+    gateway: Gateway, k: Keys
+) -> None:
+    """Racing creates of one key all end within the limit (on SQLite each create's write
+    transaction begins IMMEDIATE, on PostgreSQL the policy takes a per-key lock)."""
+    assert (await create(gateway, k.agent, "capped")).status_code == 202
+    answers = await asyncio.gather(*(create(gateway, k.agent, "capped") for _ in range(6)))
+    codes = sorted(r.status_code for r in answers)
+    assert codes == [202] + [429] * 5, [r.text for r in answers]
+    assert await operation_count(gateway, k.operator) == 2
+
+
+@pytest.mark.postgres_only
+async def test_the_policy_decides_one_keys_creates_one_at_a_time(gateway: Gateway) -> None:
+    """The per-key lock is taken by the policy check itself and held until its transaction
+    ends: a second transaction cannot take it meanwhile (another key's can)."""
+    policy = gateway.ctx.policy
+    subject = Subject("agent-1", "agent", "mock", "report", {"lane": "capped"})
+    try_lock = text("SELECT pg_try_advisory_xact_lock(hashtext(:k))")
+    async with gateway.ctx.db.transaction() as first:
+        await admission.admit(first, policy, subject, {}, gateway.clock.now())
+        async with gateway.ctx.db.transaction() as second:
+            assert (await second.execute(try_lock, {"k": "agent-1"})).scalar_one() is False
+            assert (await second.execute(try_lock, {"k": "agent-2"})).scalar_one() is True
+    async with gateway.ctx.db.transaction() as after:
+        assert (await after.execute(try_lock, {"k": "agent-1"})).scalar_one() is True
