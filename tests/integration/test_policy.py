@@ -16,6 +16,8 @@ from sqlalchemy import create_engine, text
 
 from app.auth import service as keys
 from app.core.db import sync_url
+from app.operations.driver import create_steps
+from app.operations.driver.single_create import APPROVED_SEND_ROW
 from app.operations.services import admission
 from app.policy.rules import Subject
 from tests.conftest import Gateway
@@ -412,3 +414,33 @@ async def test_the_policy_decides_one_keys_creates_one_at_a_time(gateway: Gatewa
             assert (await second.execute(try_lock, {"k": "agent-2"})).scalar_one() is True
     async with gateway.ctx.db.transaction() as after:
         assert (await after.execute(try_lock, {"k": "agent-1"})).scalar_one() is True
+
+
+async def test_an_approved_create_is_announced_once_and_never_sent_blind_again(
+    gateway: Gateway, k: Keys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The step that announced the approved create fails before the provider answers (it
+    may have been sent): the next step treats it as possibly sent and reconciles with the
+    stored token; it never mints the approved permit twice."""
+    op_id = (await _gated(gateway, k.agent))["operation_id"]
+    token = await gateway.token_of(op_id)
+    real_send = create_steps.send_create
+    calls = []
+
+    async def dies_once(*args: Any, **kw: Any) -> Any:
+        calls.append(args[-1].reason)
+        if len(calls) == 1:
+            raise RuntimeError("the process died while the create was in flight")
+        return await real_send(*args, **kw)
+
+    monkeypatch.setattr(create_steps, "send_create", dies_once)
+    r = await _decide(gateway, op_id, k.operator, "approve", "go")
+    assert r.status_code == 200
+    final = await until_done(gateway, op_id, k.agent)
+    assert final["status"] == "succeeded"
+    hist = await _history(gateway, op_id, k.operator)
+    assert sum(h["kind"] == APPROVED_SEND_ROW for h in hist) == 1
+    assert "create_unknown" in [h["to_state"] for h in hist if h["kind"] == "transition"]
+    assert calls == ["approved"]  # the approved permit was used once, then reconciliation
+    assert len(gateway.jobs_for(op_id)) == 1
+    assert gateway.stats(token)["creates_by_token"][token] == 1  # its token replay
