@@ -1,5 +1,5 @@
-"""The `jobgate` command: serve, observe, mock-provider, fake-provider, profiles, migrate, keys,
-audit, mcp, ops."""
+"""The `jobgate` command: serve, observe, mock-provider, fake-provider, profiles, policy,
+migrate, keys, audit, mcp, ops."""
 
 from __future__ import annotations
 
@@ -17,13 +17,15 @@ from app.core.config import Settings
 
 
 def _checked_settings(**overrides: object) -> Settings:
-    """Settings plus every provider profile, validated before anything starts."""
+    """Settings, every provider profile and the policy file, validated before anything starts."""
     from app.core import tracing
+    from app.policy.loader import load_policy
     from app.providers.profile import load_profiles
 
     settings = Settings(**overrides)  # type: ignore[arg-type]
     tracing.require(settings.otel)  # JOBGATE_OTEL=on without the `otel` extra: one line, exit 3
-    load_profiles(settings.profiles_dir, settings.provider_env())
+    profiles = load_profiles(settings.profiles_dir, settings.provider_env())
+    load_policy(settings.policy_file, profiles)  # a bad file: one line per problem, exit 2
     return settings
 
 
@@ -158,6 +160,18 @@ def _profiles_check(args: argparse.Namespace) -> int:
     from app.providers.check_command import run
 
     code, text = run(Path(args.file), os.environ, args.input)
+    print(text, file=sys.stdout if code == 0 else sys.stderr)  # noqa: T201
+    return code
+
+
+def _policy_check(args: argparse.Namespace) -> int:
+    """Check a policy file and print what each rule matches; exit 2 when it is invalid."""
+    from app.policy.check import run
+    from app.providers.profile import load_profiles
+
+    settings = Settings()
+    profiles = load_profiles(settings.profiles_dir, settings.provider_env())
+    code, text = run(Path(args.file), profiles)
     print(text, file=sys.stdout if code == 0 else sys.stderr)  # noqa: T201
     return code
 
@@ -338,6 +352,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     schema.set_defaults(func=_profiles_schema)
 
+    policy = sub.add_parser("policy", help="the policy file: check one (docs/policy.md)")
+    policy_sub = policy.add_subparsers(dest="policy_command", required=True)
+    policy_check = policy_sub.add_parser(
+        "check", help="check a policy file and print what each rule matches"
+    )
+    policy_check.add_argument("file", help="the policy file (YAML)")
+    policy_check.set_defaults(func=_policy_check)
+
     migrate = sub.add_parser("migrate", help="alembic upgrade head on the configured database")
     migrate.add_argument(
         "--check", action="store_true", help="change nothing; exit 1 unless at the head migration"
@@ -421,8 +443,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as exc:  # a setting refused: its reasons, never its value
         print(f"jobgate: {settings_problem(exc)}", file=sys.stderr)
         return 2
-    except (ValueError, ProfileError) as exc:  # unsafe settings, a bad provider profile
-        print(f"jobgate: {exc}", file=sys.stderr)
+    except (ValueError, ProfileError) as exc:  # unsafe settings, a bad profile or policy
+        for line in str(exc).splitlines() or [""]:  # a policy's problems: one line each
+            print(f"jobgate: {line}", file=sys.stderr)
         return 2
     except StartRefused as exc:  # one line that says what to run, no traceback
         print(f"jobgate: not starting: {exc}", file=sys.stderr)

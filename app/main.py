@@ -29,11 +29,18 @@ from app.health import api_docs, metrics_route
 from app.health import routes as health_routes
 from app.mcp import http as mcp_http
 from app.observer.worker import Observer
-from app.operations.api import control_routes, openapi_targets, result_routes, wait_routes
+from app.operations.api import (
+    approval_routes,
+    control_routes,
+    openapi_targets,
+    result_routes,
+    wait_routes,
+)
 from app.operations.api import endpoints as operations_endpoints
 from app.operations.api.holds import HoldLimits
 from app.operations.context import AppContext
 from app.operations.services.waiting import WaitHub
+from app.policy.loader import load_policy
 from app.providers.client import ProviderClient
 from app.providers.outbound import outbound_client
 from app.providers.profile import load_profiles
@@ -60,6 +67,7 @@ def build_context(settings: Settings, *, clock: Clock, http: httpx2.AsyncClient)
     tracing.setup(settings.otel)
     env = settings.provider_env()
     profiles = load_profiles(settings.profiles_dir, env)
+    policy = load_policy(settings.policy_file, profiles)  # a bad file fails start-up too
     return AppContext(
         db=Database(
             settings.database_url,
@@ -76,6 +84,7 @@ def build_context(settings: Settings, *, clock: Clock, http: httpx2.AsyncClient)
         results=ResultStore(settings.data_dir, settings.storage_reserve_bytes),
         worker_id=settings.observer_id or default_worker_id(),
         env=env,
+        policy=policy,
     )
 
 
@@ -141,6 +150,7 @@ def create_app(
     app.include_router(wait_routes.router)
     app.include_router(result_routes.router)
     app.include_router(control_routes.router)
+    app.include_router(approval_routes.router)
     app.include_router(views_routes.router)
     app.include_router(webhooks_routes.router)
     app.include_router(health_routes.router)

@@ -278,6 +278,13 @@ def resolve_call(
     return Call("POST", op_path(op_id, "/resolve"), json=body)
 
 
+def approval_call(op_id: str, approve: bool, reason: str) -> Call:
+    """`POST .../approve` or `.../deny`: an operator's decision on a create held for
+    approval (operator or admin key, never the one that created it)."""
+    verb = "/approve" if approve else "/deny"
+    return Call("POST", op_path(op_id, verb), json={"reason": reason})
+
+
 # --- start_and_wait ---------------------------------------------------------------------
 
 

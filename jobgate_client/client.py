@@ -198,6 +198,14 @@ class Client(_Base):
         )
         return self._run(_plans.operation(call))
 
+    def approve(self, operation_id: str, reason: str) -> Operation:
+        """Approve a create the gateway's policy held: it is sent like any create."""
+        return self._run(_plans.operation(_plans.approval_call(operation_id, True, reason)))
+
+    def deny(self, operation_id: str, reason: str) -> Operation:
+        """Deny a create the gateway's policy held: it ends failed, never sent."""
+        return self._run(_plans.operation(_plans.approval_call(operation_id, False, reason)))
+
     def start_and_wait(
         self,
         provider: str,
@@ -348,6 +356,16 @@ class AsyncClient(_Base):
         call = _plans.resolve_call(
             operation_id, decision, reason, remote_job_id, result_deadline_seconds
         )
+        return await self._run(_plans.operation(call))
+
+    async def approve(self, operation_id: str, reason: str) -> Operation:
+        """Approve a create the gateway's policy held: it is sent like any create."""
+        call = _plans.approval_call(operation_id, True, reason)
+        return await self._run(_plans.operation(call))
+
+    async def deny(self, operation_id: str, reason: str) -> Operation:
+        """Deny a create the gateway's policy held: it ends failed, never sent."""
+        call = _plans.approval_call(operation_id, False, reason)
         return await self._run(_plans.operation(call))
 
     async def start_and_wait(

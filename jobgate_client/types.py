@@ -13,6 +13,7 @@ JsonValue = Any  # what json.loads returns; recursive aliases add nothing for ca
 
 Status = Literal[
     "processing",
+    "awaiting_approval",
     "cancelling",
     "succeeded",
     "completed_with_errors",

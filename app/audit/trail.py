@@ -40,6 +40,10 @@ _HISTORY_KINDS = {
 }
 
 
+# Transition evidence that is an operator's decision: a resolve, an approval, a denial.
+_DECISIONS = frozenset({"operator_decision", "approved", "denied"})
+
+
 def session_info(enabled: bool, signing_key: str | None) -> dict[str, Any]:
     """What a Database puts in every transaction's `info` so appends follow the settings."""
     return {ENABLED: enabled, SIGNING_KEY: signing_key}
@@ -77,7 +81,7 @@ def history_kind(kind: str, from_state: str | None, data: Any) -> str:
     if kind == "transition":
         if from_state is None:
             return "intent"
-        if isinstance(data, dict) and data.get("evidence") == "operator_decision":
+        if isinstance(data, dict) and data.get("evidence") in _DECISIONS:
             return "operator_decision"
     return _HISTORY_KINDS.get(kind, kind)
 

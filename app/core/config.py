@@ -86,6 +86,12 @@ class Settings(BaseSettings):
     """A checked result up to this size is kept in the operation's row; a larger one in
     the content-addressed store under `data_dir`. `GET /v1/operations/{id}/result` serves
     both."""
+    policy_file: Path | None = None
+    """The policy file (YAML): in-flight limits, rates, budgets and approval per key
+    (docs/policy.md). Checked at start; a bad file stops the gateway. Unset: no policy."""
+    approval_seconds: float = Field(default=24 * 3600.0, gt=0)
+    """How long a create that needs approval waits for an operator's decision; past it
+    the create ends `failed`, never sent (docs/policy.md)."""
     mcp: bool = True
     """The MCP server at `/mcp`; when off, bodies name only REST calls (no MCP tools)."""
 

@@ -3,6 +3,7 @@
 | operation `status` | task `status` | carries |
 | --- | --- | --- |
 | `processing`, `cancelling` | `working` | `pollIntervalMs` from `poll_after_seconds` |
+| `awaiting_approval` | `working` | the same; an operator decides with `decide_approval` |
 | `needs_attention` | `input_required` | one form elicitation: an operator's decision |
 | `succeeded`, `completed_with_errors`, `failed` | `completed` | `result`: `get_operation`'s |
 | `cancelled` | `cancelled` | the body's words as `statusMessage` |
@@ -32,6 +33,7 @@ REASON_MAX = 1000  # characters of an operator's reason passed on
 _STATUS = {
     "processing": "working",
     "cancelling": "working",
+    "awaiting_approval": "working",  # held for approval: no form here (docs/policy.md)
     "needs_attention": "input_required",
     "cancelled": "cancelled",
 }

@@ -8,7 +8,7 @@ a gateway by URL, so the same keys, roles and answers apply everywhere.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, Literal, cast
 
 from mcp.server.context import ServerMiddleware
 from mcp.server.extension import Extension
@@ -303,6 +303,27 @@ def build_server(
 
         return await run(ctx, act)
 
+    @server.tool(
+        name="decide_approval",
+        description="Operators only: approve or deny, with a reason, a create the gateway's "
+        "policy holds for approval (status awaiting_approval; docs/policy.md). Approved, it "
+        "is sent like any create; denied, it ends failed and is never sent. Never with the "
+        "key that created it; an agent's key is refused.",
+        annotations=ToolAnnotations(idempotent_hint=False, destructive_hint=True),
+    )
+    async def decide_approval(
+        operation_id: OpId,
+        decision: Literal["approve", "deny"],
+        reason: Annotated[str, Field(min_length=1, max_length=1000)],
+        ctx: Context[Any, Any],
+    ) -> Annotated[CallToolResult, OperationOut]:
+        async def act(c: AsyncClient) -> CallToolResult:
+            await require_operator(c, "decide_approval")
+            decide = c.approve if decision == "approve" else c.deny
+            return replies.operation_reply(await decide(operation_id, reason))
+
+        return await run(ctx, act, operation_id)
+
     return server
 
 
@@ -336,7 +357,7 @@ async def _fresh(client: AsyncClient, op_id: str) -> Operation | None:
         return None
 
 
-async def require_operator(client: AsyncClient) -> None:
+async def require_operator(client: AsyncClient, tool: str = "list_attention") -> None:
     """AuthError 403 unless the key is an operator's or admin's (`GET /v1/whoami`): the
     REST inbox also answers an agent, with its own items, but this tool is for operators."""
     me = await client.request("GET", "/v1/whoami")
@@ -344,7 +365,7 @@ async def require_operator(client: AsyncClient) -> None:
         raise AuthError(
             403,
             "forbidden",
-            "list_attention is for operator and admin keys; this key is an "
+            f"{tool} is for operator and admin keys; this key is an "
             "agent's. Tell the user which operations need a human instead.",
         )
 

@@ -21,6 +21,7 @@ from app.core.ssrf import Resolver, system_resolver
 
 if TYPE_CHECKING:
     from app.operations.hold import Holder
+    from app.policy.rules import Policy
     from app.providers.client import ProviderClient
     from app.providers.profile import Profile
     from app.results.store import ResultStore
@@ -45,6 +46,8 @@ class AppContext:
     # Creates still running after their request answered (app/core/background.py).
     background: Background = field(default_factory=Background)
     rng: random.Random = field(default_factory=random.Random)
+    # The policy file's rules (docs/policy.md); None: no policy, every create goes at once.
+    policy: Policy | None = None
     # Callback hosts are resolved through this (tests inject one; no outside DNS).
     resolver: Resolver = system_resolver
 

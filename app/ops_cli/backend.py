@@ -21,7 +21,7 @@ from jobgate_client.types import (
 
 
 class OpsBackend(Protocol):
-    """The calls behind `jobgate ops list|show|wait|cancel|resolve|attention`."""
+    """The calls behind `jobgate ops list|show|wait|cancel|resolve|approve|deny|attention`."""
 
     def list(self, **filters: Unpack[ListFilters]) -> OperationList: ...
 
@@ -42,6 +42,10 @@ class OpsBackend(Protocol):
         remote_job_id: str | None = None,
         result_deadline_seconds: float | None = None,
     ) -> Operation: ...
+
+    def approve(self, operation_id: str, reason: str) -> Operation: ...
+
+    def deny(self, operation_id: str, reason: str) -> Operation: ...
 
     def attention(self, limit: int = 50) -> AttentionList: ...
 

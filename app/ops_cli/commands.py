@@ -1,4 +1,5 @@
-"""`jobgate ops list|show|wait|cancel|resolve|attention` against a gateway, or a database.
+"""`jobgate ops list|show|wait|cancel|resolve|approve|deny|attention`, against a gateway or
+a database.
 
 Every command is one or a few calls on an `OpsBackend`: REST calls through
 `jobgate_client` (`--url`, `--key`), or with `--database-url` the same services the
@@ -143,6 +144,19 @@ def cmd_resolve(jg: OpsBackend, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_decide(jg: OpsBackend, args: argparse.Namespace) -> int:
+    approve = args.ops_command == "approve"
+    decide = jg.approve if approve else jg.deny
+    op = decide(args.operation_id, args.reason)
+    if args.json:
+        _json(op)
+    else:
+        verb = "approved" if approve else "denied"
+        _out(f"{op['operation_id']}: {verb}; now {op['status']} ({op['state']})")
+        _out(op["message"])
+    return 0
+
+
 def cmd_attention(jg: OpsBackend, args: argparse.Namespace) -> int:
     inbox = jg.attention(limit=args.limit)
     if args.json:
@@ -226,6 +240,14 @@ def add_parser(sub: Any) -> None:
     resolve.add_argument("--reason", required=True)
     resolve.add_argument("--remote-job-id")
     resolve.add_argument("--result-deadline-seconds", type=float)
+
+    for verb, text in (
+        ("approve", "approve a create the policy held (docs/policy.md): it is sent"),
+        ("deny", "deny a create the policy held: it ends failed, never sent"),
+    ):
+        decide = command(verb, cmd_decide, text)
+        decide.add_argument("operation_id")
+        decide.add_argument("--reason", required=True)
 
     attention = command("attention", cmd_attention, "the attention inbox, oldest first")
     attention.add_argument("--limit", type=int, default=50)

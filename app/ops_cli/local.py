@@ -39,6 +39,7 @@ from app.main import build_context
 from app.operations.context import AppContext
 from app.operations.contract.presenter import history_json, to_body
 from app.operations.contract.schemas import (
+    ApprovalDecisionRequest,
     AttentionItem,
     AttentionList,
     CancelRequest,
@@ -47,7 +48,7 @@ from app.operations.contract.schemas import (
 )
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import is_done
-from app.operations.services import attention, cancellation, queries
+from app.operations.services import approvals, attention, cancellation, queries
 from app.ops_cli.backend import BackendUnavailable
 from app.providers.outbound import outbound_client
 from jobgate_client import types as api
@@ -188,6 +189,18 @@ class LocalOps:
         req = ResolveRequest.model_validate(fields)
         op = await queries.get(self.ctx, op_id, self.who)
         await attention.resolve(self.ctx, op, self.who.name, req)
+        return self._body(await queries.get(self.ctx, op_id, self.who))
+
+    def approve(self, operation_id: str, reason: str) -> api.Operation:
+        return cast(api.Operation, self._run(self._decide(operation_id, True, reason)))
+
+    def deny(self, operation_id: str, reason: str) -> api.Operation:
+        return cast(api.Operation, self._run(self._decide(operation_id, False, reason)))
+
+    async def _decide(self, op_id: str, approve: bool, reason: str) -> dict[str, Any]:
+        req = ApprovalDecisionRequest(reason=reason)
+        op = await queries.get(self.ctx, op_id, self.who)
+        await approvals.decide(self.ctx, op, self.who, approve=approve, reason=req.reason)
         return self._body(await queries.get(self.ctx, op_id, self.who))
 
     def attention(self, limit: int = 50) -> api.AttentionList:

@@ -31,6 +31,13 @@ EXPLAINED: dict[str, str] = {
     "acknowledge": "A person has seen the partial result; it leaves the attention list.",
 }
 
+# The approval form's two decisions on a create the policy holds (docs/policy.md).
+APPROVAL_EXPLAINED: dict[str, str] = {
+    "approve": "Send it: the gateway starts the create as any other, its deadlines counted "
+    "from now.",
+    "deny": "Never send it: the agent is told it was denied, with your reason.",
+}
+
 # The decision that usually fits each state, and why, shown as "fits this case".
 FITS: dict[State, tuple[str, str]] = {
     State.RESULT_TIMED_OUT: (

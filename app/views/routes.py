@@ -26,8 +26,8 @@ from app.operations.context import AppContext
 from app.operations.contract.presenter import to_body
 from app.operations.contract.schemas import OperatorDecision, ResolveRequest
 from app.operations.domain.operation import Operation
-from app.operations.domain.states import NEEDS_ATTENTION, is_done
-from app.operations.services import attention, cancellation, queries
+from app.operations.domain.states import NEEDS_ATTENTION, State, is_done
+from app.operations.services import approvals, attention, cancellation, queries
 from app.operations.services.queries import get as load
 from app.views import decisions as explain
 from app.views.render import STATIC_DIR, check_same_origin, error_page, page, read_form
@@ -41,10 +41,13 @@ STATUSES = endpoints.STATUSES
 STATES = queries.STATES
 DECISIONS: tuple[str, ...] = get_args(OperatorDecision)
 # Fixed notices after a redirect: the query names one, so no text is ever reflected.
+MAX_REASON = 2000  # characters of an approval's reason (the API's limit)
 NOTICES = {
     "cancel": "Cancel recorded. The lease owner sends it to the provider once; "
     "it is NOT cancelled until the provider confirms.",
     "resolve": "Decision recorded.",
+    "approve": "Approved: the gateway sends the create now.",
+    "deny": "Denied: the create is never sent.",
 }
 
 
@@ -210,6 +213,8 @@ async def _detail(
         "attention_count": await _attention_count(ctx, caller),
         "lease_live": lease_live,
         "can_cancel": not is_done(state) and op.cancel_requested_at is None,
+        "awaiting_approval": state == State.AWAITING_APPROVAL,
+        "approval_explained": explain.APPROVAL_EXPLAINED,
         "notice": notice,
         "action_error": action_error,
         "form": form or {},
@@ -287,6 +292,28 @@ async def resolve_action(request: Request, op_id: str) -> Response:
         err = as_api_error(exc)
         return await _detail(request, op_id, caller, action_error=err, form=form)
     return _back(op_id, "resolve")
+
+
+@router.post("/{op_id}/approval", response_class=HTMLResponse)
+async def approval_action(request: Request, op_id: str) -> Response:
+    """Approve or deny a create held for approval, as `POST /v1/operations/{id}/approve`
+    and `/deny` do (docs/policy.md)."""
+    checked = await _action(request, op_id)
+    if isinstance(checked, Response):
+        return checked
+    caller, form, ctx, op = checked
+    decision = form.get("decision", "")
+    try:
+        if decision not in explain.APPROVAL_EXPLAINED:
+            raise ApiError(422, "invalid_request", "The decision must be approve or deny.")
+        reason = form.get("reason", "").strip()[:MAX_REASON]
+        if not reason:
+            raise ApiError(422, "invalid_request", "The decision was not recorded: give a reason.")
+        await approvals.decide(ctx, op, caller, approve=decision == "approve", reason=reason)
+    except (ApiError, DomainError) as exc:
+        err = as_api_error(exc)
+        return await _detail(request, op_id, caller, action_error=err, form=form)
+    return _back(op_id, decision)
 
 
 def _resolve_request(form: dict[str, str]) -> ResolveRequest:

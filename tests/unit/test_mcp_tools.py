@@ -215,3 +215,19 @@ async def test_a_409_tool_error_has_the_verdict_at_the_top() -> None:
     assert refused.is_error and top["done"] is True
     assert top["message"] == gateway.done[0]["message"] == top["operation"]["message"]
     assert top["next_action"] == top["operation"]["next_action"]
+
+
+async def test_decide_approval_is_for_operators_and_posts_the_decision() -> None:
+    agent = FakeGateway()
+    args = {"operation_id": "op_01JD7ZQ6R4X0P8V6N1K2M3B4D0", "decision": "deny", "reason": "no"}
+    async with McpClient(server_for(agent)) as client:
+        refused = await client.call_tool("decide_approval", args)
+    assert refused.is_error and "forbidden" in json.dumps(refused.structured_content)
+    assert [r.url.path for r in agent.requests] == ["/v1/whoami"]  # nothing was decided
+
+    operator = FakeGateway(role="operator")
+    async with McpClient(server_for(operator)) as client:
+        await client.call_tool("decide_approval", args)
+    posted = [r for r in operator.requests if r.method == "POST"]
+    assert [r.url.path for r in posted] == ["/v1/operations/op_01JD7ZQ6R4X0P8V6N1K2M3B4D0/deny"]
+    assert json.loads(posted[0].content) == {"reason": "no"}

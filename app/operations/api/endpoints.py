@@ -130,17 +130,24 @@ TRACEPARENT = {
             "gateway_option_in_input",
             "callback_url_forbidden",
             "invalid_value",
+            "policy_in_flight_limit",
+            "policy_rate_limit",
+            "policy_budget_exhausted",
         ),
     },
     openapi_extra={"parameters": [IDEMPOTENCY_KEY, TRACEPARENT]},
 )
 async def create_operation(
-    req: CreateOperationRequest, request: Request, who: CallerName
+    req: CreateOperationRequest, request: Request, who: Caller
 ) -> JSONResponse:
-    """Start an operation; replays with the same key and body return the same operation."""
+    """Start an operation; replays with the same key and body return the same operation.
+    The policy (docs/policy.md) may refuse a new create (429, nothing recorded) or hold it
+    for an operator's approval (`awaiting_approval`, nothing sent)."""
     ctx = context_of(request)
     key = request.headers.get("idempotency-key")
-    op, replayed = await intake.create(ctx, who, key, req, request.headers.get("traceparent"))
+    op, replayed = await intake.create(
+        ctx, who.name, key, req, request.headers.get("traceparent"), role=who.role.value
+    )
     headers = {"Location": f"/v1/operations/{op.id}"}
     if replayed:
         headers["Idempotent-Replayed"] = "true"

@@ -54,6 +54,15 @@ CODES: dict[str, tuple[int, str]] = {
     "invalid_cursor": (400, "The cursor is not one this listing handed out."),
     "unauthorized": (401, "An API key is required: send Authorization: Bearer <key>."),
     "forbidden": (403, "This call needs an operator or admin key."),
+    "own_operation": (
+        403,
+        "'ops-1' created this operation, so it may not approve it: another operator's key "
+        "must decide.",
+    ),
+    "not_awaiting_approval": (
+        409,
+        "Operation is observing; only a create held for approval can be approved or denied.",
+    ),
     "operation_not_found": (404, f"No operation '{OP}' for this caller."),
     "operation_done": (
         409,
@@ -89,6 +98,27 @@ CODES: dict[str, tuple[int, str]] = {
     "too_many_held": (
         429,
         "This key already holds 100 waits or event streams open, the most one key may.",
+    ),
+    "policy_in_flight_limit": (
+        429,
+        "NOT started and nothing recorded: this key already has 2 operations in flight under "
+        "policy rule 'rule 1', the most it allows (2). Send the same request again, with the "
+        "same Idempotency-Key, once one of them is done (GET /v1/operations?in_flight=true "
+        "lists them). Nothing was sent to the provider.",
+    ),
+    "policy_rate_limit": (
+        429,
+        "NOT started and nothing recorded: this key started 10 creates in the last minute "
+        "under policy rule 'rule 1', the most it allows (10). Send the same request again, "
+        "with the same Idempotency-Key, in 12 seconds (Retry-After). Nothing was sent to the "
+        "provider.",
+    ),
+    "policy_budget_exhausted": (
+        429,
+        "NOT started and nothing recorded: this create costs 5 cost units and this key has "
+        "spent 98 of the 100 policy rule 'rule 1' allows per UTC day. Send the same request "
+        "again, with the same Idempotency-Key, when the day's budget starts over in 3600 "
+        "seconds (Retry-After), or ask for a larger budget. Nothing was sent to the provider.",
     ),
     "invalid_request": (422, "The request does not match the schema; see details.errors."),
     "invalid_value": (422, "Invalid value at /input/text: it contains a NUL character."),
@@ -147,6 +177,7 @@ CODES: dict[str, tuple[int, str]] = {
 ABOUT_OPERATION = frozenset(
     {
         "operation_done",
+        "not_awaiting_approval",
         "result_not_available",
         "not_needing_attention",
         "remote_job_unknown",

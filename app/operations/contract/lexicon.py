@@ -112,7 +112,7 @@ def situation_of(status: str) -> str:
     """The situation an agent `status` is in (`completed_with_errors` is not a success)."""
     if status in ("processing", "cancelling"):
         return IN_PROGRESS
-    if status == "needs_attention":
+    if status in ("needs_attention", "awaiting_approval"):
         return NEEDS_HUMAN
     if status == "succeeded":
         return FINISHED_SUCCESS

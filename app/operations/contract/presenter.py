@@ -37,6 +37,9 @@ from app.operations.domain.states import (
 from app.providers.types import SingleCreate
 
 MIN_POLL_AFTER = 5.0  # never invite an agent to check more often than this (seconds)
+APPROVAL_CHECK_SECONDS = 60.0  # how soon an agent checks back on a create held for approval
+# Error codes of a create the approval gate ended before anything was sent (docs/policy.md).
+GATE_ENDS = ("approval_denied", "approval_expired")
 
 
 def agent_status(op: Operation) -> str:
@@ -124,6 +127,8 @@ def iso(ts: datetime | None) -> str | None:
 def poll_after(op: Operation, now: datetime) -> float | None:
     if is_done(op.state):
         return None
+    if op.state == State.AWAITING_APPROVAL:  # a person decides: no due time to follow
+        return APPROVAL_CHECK_SECONDS
     wait = MIN_POLL_AFTER
     if op.next_poll_at is not None:
         wait = max(wait, (op.next_poll_at - now).total_seconds())
@@ -219,6 +224,13 @@ def message_for(
             f"{W.how_to_call(act.call, act.tool)}.",
             act,
         )
+    if state == State.FAILED and _error_code(op) in GATE_ENDS:
+        return (
+            f"{what} {W.HAS_FINISHED} without starting{_reason(op)}. "
+            f"{W.REPORT_THE_FAILURE}: nothing was sent to the provider, and sending it again "
+            "meets the same policy.",
+            None,
+        )
     if state == State.FAILED:
         said = (
             f"{what} {W.HAS_FINISHED} and {W.FAILED}{_reason(op)}. "
@@ -241,8 +253,9 @@ def message_for(
             None,
         )
     if state == State.CANCELLED:
+        where = "at the provider" if op.remote_job_id else "before anything was sent to it"
         said = (
-            f"{what} {W.HAS_FINISHED}: it was {W.CANCELLED} at the provider. "
+            f"{what} {W.HAS_FINISHED}: it was {W.CANCELLED} {where}. "
             f"{W.REPORT_THE_FAILURE}: say that it was cancelled."
         )
         if not has_output(op):
@@ -269,6 +282,8 @@ def message_for(
             None,
         )
     after = poll_s or MIN_POLL_AFTER
+    if state == State.AWAITING_APPROVAL:
+        return _held_for_approval(op, what, after, mcp)
     act = _action(f"GET {status_url}/wait", "wait_for_operation", mcp, after)
     how = (
         f"Call {W.how_to_call(act.call, act.tool)} for operation {oid}; "
@@ -301,6 +316,28 @@ def message_for(
     )
 
 
+def _error_code(op: Operation) -> str | None:
+    return str(op.error.get("code")) if isinstance(op.error, dict) else None
+
+
+def _held_for_approval(
+    op: Operation, what: str, after: float, mcp: bool
+) -> tuple[str, NextAction | None]:
+    """Recorded, nothing sent: a person must approve it first (docs/policy.md)."""
+    gate = op.gate if isinstance(op.gate, dict) else {}
+    rule = f" (policy rule {gate['rule']!r})" if gate.get("rule") else ""
+    until = f" until {gate['deadline_at']}" if gate.get("deadline_at") else ""
+    act = _action(f"GET /v1/operations/{op.id}", "get_operation", mcp, after)
+    return (
+        f"{what} is {W.NOT_STARTED}: it {W.NEEDS_A_HUMAN} to approve it first{rule}. "
+        "Nothing has been sent to the provider. Do not report an outcome, "
+        f"{W.DO_NOT_RETRY} and do not send it again. {W.TELL_THE_USER} that operation "
+        f"{op.id} is held for a person's approval{until}, then check back with "
+        f"{W.how_to_call(act.call, act.tool)} no sooner than {after:g} seconds from now.",
+        act,
+    )
+
+
 def outcome_for(op: Operation) -> str | None:
     """Contract v2: the agent status once done, None while not done (the same value on
     every body: create, GET, list, wait, SSE, MCP, callbacks)."""
@@ -329,7 +366,12 @@ def to_body(
     outcome = outcome_for(op)
     if outcome is None and waited:
         outcome = "timed_out"
-        message = "This wait reached its time limit; the job goes on in the background. " + message
+        if op.state == State.AWAITING_APPROVAL:
+            message = "This call reached its time limit before anyone decided. " + message
+        else:
+            message = (
+                "This wait reached its time limit; the job goes on in the background. " + message
+            )
     progress = None
     if op.progress_completed is not None or op.progress_total is not None:
         progress = ProgressOut(completed=op.progress_completed, total=op.progress_total)

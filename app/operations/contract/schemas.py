@@ -121,6 +121,7 @@ class OperationBody(BaseModel):
     operation_id: str
     status: Literal[
         "processing",
+        "awaiting_approval",
         "cancelling",
         "succeeded",
         "completed_with_errors",
@@ -268,6 +269,14 @@ class ResolveRequest(BaseModel):
     reason: str = Field(min_length=1, max_length=2000, pattern=NO_NUL)
     remote_job_id: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
     result_deadline_seconds: float | None = Field(default=None, gt=0, le=30 * 86400)
+
+
+class ApprovalDecisionRequest(BaseModel):
+    """An operator's approval or denial of a create held for approval, and why."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(min_length=1, max_length=2000, pattern=NO_NUL)
 
 
 class AttentionItem(BaseModel):

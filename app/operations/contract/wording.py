@@ -25,6 +25,7 @@ NEEDS_A_HUMAN = "NEEDS A HUMAN"
 STOPPED = "Automatic work on it has STOPPED"
 DO_NOT_RETRY = "do not retry"
 TELL_THE_USER = "Tell the user"
+NOT_STARTED = "NOT STARTED"  # held before any provider call (the approval gate)
 
 # Finished: the result (success words only here) or the failure (failure words only here).
 HAS_FINISHED = "has FINISHED"
@@ -38,7 +39,13 @@ EXPIRED = "EXPIRED"
 REPORT_THE_FAILURE = "Report the failure"
 
 IN_PROGRESS: tuple[str, ...] = (IN_PROGRESS_NOW, KEEP_WAITING, NOT_YET, CHECK_AGAIN)
-NEEDS_HUMAN: tuple[str, ...] = (NEEDS_A_HUMAN, STOPPED, DO_NOT_RETRY, TELL_THE_USER)
+NEEDS_HUMAN: tuple[str, ...] = (
+    NEEDS_A_HUMAN,
+    STOPPED,
+    DO_NOT_RETRY,
+    TELL_THE_USER,
+    NOT_STARTED,
+)
 FINISHED: tuple[str, ...] = (
     HAS_FINISHED,
     SUCCEEDED,
@@ -61,7 +68,7 @@ def situation_of(status: str) -> str:
     """The situation an agent status belongs to (the vocabulary its message uses)."""
     if status in ("processing", "cancelling"):
         return "in_progress"
-    if status == "needs_attention":
+    if status in ("needs_attention", "awaiting_approval"):
         return "needs_human"
     return "finished"
 

@@ -30,6 +30,8 @@ class OperationTable(SQLModel, table=True):
         UniqueConstraint("provider_token", name="uq_operations_provider_token"),
         Index("ix_operations_remote", "provider", "remote_job_id"),
         Index("ix_operations_created", "created_at", "id"),
+        # The policy's per-key counts (in flight, per minute, per day: app/policy).
+        Index("ix_operations_principal_created", "principal", "created_at"),
         # The claim's index: only rows the observer still has to look at.
         Index(
             "ix_operations_due",
@@ -100,6 +102,10 @@ class OperationTable(SQLModel, table=True):
     callback_url: str | None = None
     labels: Any = _json()
     approval: Any = _json()
+    # The policy's cost units for this create (docs/policy.md); 0 once it was never sent.
+    cost: float | None = None
+    # The approval gate: rule, who asked, cost, deadline, and the decision once made.
+    gate: Any = _json()
     # The agent's result checks (`validation` beside `input`); NULL: the profile's alone.
     validation: Any = _json()
 

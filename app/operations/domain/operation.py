@@ -75,6 +75,8 @@ class Operation:
     callback_url: str | None = None
     labels: Any = None
     approval: Any = None
+    cost: float | None = None
+    gate: Any = None
     validation: Any = None
 
     created_at: datetime

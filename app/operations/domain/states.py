@@ -13,6 +13,8 @@ from typing import Any
 
 
 class State(StrEnum):
+    # intent recorded; nothing sent; held for an operator's approval (docs/policy.md)
+    AWAITING_APPROVAL = "awaiting_approval"
     CREATE_PENDING = "create_pending"  # intent recorded; create not yet confirmed
     CREATE_UNKNOWN = "create_unknown"  # create outcome ambiguous (timeout, reset, 5xx)
     RECONCILING = "reconciling"  # finding the remote job by the stored token
@@ -66,6 +68,7 @@ class AgentStatus(StrEnum):
     """What an agent is told (`status` in every body); a coarser view of `State`."""
 
     PROCESSING = "processing"
+    AWAITING_APPROVAL = "awaiting_approval"  # not started; a person must approve it first
     CANCELLING = "cancelling"
     SUCCEEDED = "succeeded"
     COMPLETED_WITH_ERRORS = "completed_with_errors"  # succeeded, some items failed
@@ -83,6 +86,7 @@ STATUS_OF: dict[State, AgentStatus] = {
     State.FAILED: AgentStatus.FAILED,
     State.ABANDONED: AgentStatus.FAILED,
     State.CANCELLED: AgentStatus.CANCELLED,
+    State.AWAITING_APPROVAL: AgentStatus.AWAITING_APPROVAL,
 }
 # A status the row refines from another (succeeded with failed items).
 REFINES: dict[AgentStatus, AgentStatus] = {AgentStatus.COMPLETED_WITH_ERRORS: AgentStatus.SUCCEEDED}
@@ -128,6 +132,9 @@ HUMAN_WHY: dict[State, tuple[str, str]] = {
 }
 
 ALLOWED: dict[State, frozenset[State]] = {
+    # The approval gate (docs/policy.md): approved, it goes on as a fresh create; denied,
+    # expired or cancelled, it ends with nothing sent.
+    S.AWAITING_APPROVAL: frozenset({S.CREATE_PENDING, S.FAILED, S.CANCELLED}),
     # create_pending -> create_pending: the create proved it made no job; it may go again
     # (docs/single-create.md, "Nothing was made").
     S.CREATE_PENDING: frozenset(
@@ -196,12 +203,17 @@ class EvidenceKind(StrEnum):
     RESULT_DEADLINE = "result_deadline"  # the result deadline passed
     STEP_FAILURES = "step_failures"  # the gateway's own steps kept failing
     OPERATOR_DECISION = "operator_decision"  # an operator's resolve
+    # The approval gate's ways out, only from `awaiting_approval` (nothing was sent):
+    APPROVED = "approved"  # an operator approved the create: data {"by"}
+    DENIED = "denied"  # an operator denied it: data {"by"}
+    APPROVAL_EXPIRED = "approval_expired"  # nobody decided before the approval deadline
+    CANCELLED_BEFORE_SEND = "cancelled_before_send"  # cancelled while awaiting approval
 
 
 E = EvidenceKind
 # Every target and the evidence that may take an operation there (docs/architecture.md, "States").
 EVIDENCE_FOR: dict[State, frozenset[EvidenceKind]] = {
-    S.CREATE_PENDING: frozenset({E.NOTHING_CREATED}),
+    S.CREATE_PENDING: frozenset({E.NOTHING_CREATED, E.APPROVED}),
     S.CREATE_UNKNOWN: frozenset({E.AMBIGUOUS_CREATE, E.CREATE_DEADLINE}),
     S.RECONCILING: frozenset({E.RECONCILE}),
     S.ACCEPTED: frozenset({E.REMOTE_JOB_ID}),
@@ -216,9 +228,9 @@ EVIDENCE_FOR: dict[State, frozenset[EvidenceKind]] = {
     S.SUCCEEDED: frozenset({E.RESULT_VALID}),
     S.FAILED: frozenset(
         {E.REMOTE_FAILED, E.CREATE_REJECTED, E.REQUEST_BUILD_FAILED, E.NO_REMOTE_JOB}
-        | {E.RESULT_FAILED, E.NOTHING_CREATED}
+        | {E.RESULT_FAILED, E.NOTHING_CREATED, E.DENIED, E.APPROVAL_EXPIRED}
     ),
-    S.CANCELLED: frozenset({E.REMOTE_CANCELLED}),
+    S.CANCELLED: frozenset({E.REMOTE_CANCELLED, E.CANCELLED_BEFORE_SEND}),
     S.RESULT_TIMED_OUT: frozenset({E.RESULT_DEADLINE}),
     S.CANCELLATION_UNCONFIRMED: frozenset({E.CANCEL_DEADLINE}),
     S.CREATE_UNCONFIRMED: frozenset({E.AMBIGUOUS_CREATE, E.CREATE_DEADLINE}),
@@ -228,6 +240,9 @@ EVIDENCE_FOR: dict[State, frozenset[EvidenceKind]] = {
     S.STALLED: frozenset({E.STEP_FAILURES}),
     S.ABANDONED: frozenset({E.OPERATOR_DECISION}),
 }
+# Evidence of the approval gate proves a move out of `awaiting_approval` and nothing else;
+# and that state leaves only on it (or stalls).
+GATE_EVIDENCE = frozenset({E.APPROVED, E.DENIED, E.APPROVAL_EXPIRED, E.CANCELLED_BEFORE_SEND})
 COUNTS = ("processed", "succeeded", "failed")
 
 
@@ -250,6 +265,8 @@ def _payload_problem(kind: EvidenceKind, data: dict[str, Any]) -> str | None:
         return "remote_ended_with_items evidence names no failed job with items"
     if kind == E.NOTHING_CREATED and not (isinstance(data.get("proof"), str) and data["proof"]):
         return "nothing_created evidence carries no proof"
+    if kind in (E.APPROVED, E.DENIED) and not data.get("by"):
+        return f"{kind.value} evidence names nobody who decided"
     if kind == E.RESULT_INVALID and not data.get("code"):
         return "result_invalid evidence names no failed check"
     return None
@@ -291,6 +308,10 @@ def check_transition(from_state: State, to_state: State, evidence: Evidence) -> 
         wanted = " or ".join(sorted(k.value for k in needed))
         raise TransitionRefused(
             from_state, to_state, f"needs evidence {wanted!r}, got {str(evidence.kind)!r}"
+        )
+    if (kind in GATE_EVIDENCE) != (from_state == S.AWAITING_APPROVAL) and to_state != S.STALLED:
+        raise TransitionRefused(
+            from_state, to_state, "approval evidence applies to awaiting_approval alone"
         )
     problem = _payload_problem(EvidenceKind(kind), evidence.data or {})
     if problem is not None:

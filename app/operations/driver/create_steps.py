@@ -23,6 +23,7 @@ from app.operations.driver.single_create import (
     LookupOnly,
     TokenHonoured,
     after_nothing_created,
+    approved_send,
     capability,
     first_send,
     send_create,
@@ -45,7 +46,7 @@ async def step_create_pending(
     ctx: AppContext, profile: Profile, op: Operation, carry: CallResult | None
 ) -> Decision:
     past = deadline_passed(op.create_deadline_at, ctx.now())
-    permit = None if past else first_send(op)
+    permit = None if past else first_send(op) or await approved_send(ctx, op)
     tally = CreateTally()
     if permit is None and op.version > 0:
         # An earlier create proved it made no job (create_pending -> create_pending).

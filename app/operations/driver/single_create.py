@@ -1,12 +1,15 @@
 """Who may send a create: the rule that keeps one remote job per operation.
 
 `send_create`, the only way a create reaches the provider, takes a `SendPermit`, and
-only three things make one:
+only four things make one:
 
 - `first_send(op)`: the create request's own step, while it still holds the intake
   lease in `create_pending`; nothing can have been sent for the operation before;
 - `TokenHonoured.replay(op)`: a provider that honours the idempotency token (and
   got it on the first create too), where a second create starts no second job;
+- `approved_send(ctx, op)`: the first create of an operation an operator approved
+  (docs/policy.md); nothing was sent before the approval, and the send is announced in
+  history, under the lease, before it goes, so it is made at most once this way;
 - `after_nothing_created(ctx, op)`: every create that may have been sent is PROVEN to
   have made no job (it never left, or the provider answered a refusal its profile
   lists as such); the next one is announced in history, under the lease, before it
@@ -38,7 +41,8 @@ from app.providers.types import CallResult, SingleCreate
 
 INTAKE_LEASE_TOKEN = 1  # the lease the create request takes; a higher token means it died
 
-PermitReason = Literal["first_send", "token_replay", "nothing_created"]
+PermitReason = Literal["first_send", "token_replay", "nothing_created", "approved"]
+APPROVED_SEND_ROW = "create_approved"  # history kind: the approved create, announced
 
 
 class SingleCreateBroken(AssertionError):
@@ -120,6 +124,48 @@ def first_send(op: Operation) -> SendPermit | None:
     ):
         return SendPermit(_MINT, op.id, "first_send")
     return None
+
+
+async def approved_send(ctx: AppContext, op: Operation) -> SendPermit | None:
+    """The permit of the first create after an operator's approval: only in
+    `create_pending`, only while the gate's record says approved and no send was
+    announced. The announcement (the gate's `sent_at` and a history row, one fenced
+    write) comes first: should the process die after sending, the next holder finds it
+    and treats the create as possibly sent (reconciliation), never as unsent."""
+    gate = op.gate if isinstance(op.gate, dict) else None
+    if (
+        op.state != State.CREATE_PENDING
+        or gate is None
+        or gate.get("decision") != "approved"
+        or gate.get("sent_at")
+    ):
+        return None
+    now = ctx.now()
+    fence = Fence(op.lease_owner or "", op.lease_token)
+    announced = {**gate, "sent_at": now.isoformat()}
+    async with ctx.db.transaction() as txn:
+        fenced = await repo.fenced_update(
+            txn,
+            op.id,
+            fence=fence,
+            at=now,
+            fields={"gate": announced},
+            expect_state=State.CREATE_PENDING,
+        )
+        if not fenced:  # the lease was lost: the new holder decides
+            return None
+        row = ledger.row(
+            op,
+            kind=APPROVED_SEND_ROW,
+            actor=f"observer:{ctx.worker_id}",
+            cause="approved create announced; sending it now",
+            now=now,
+            data={"approved_by": gate.get("by")},
+        )
+        await ledger.write(txn, [row])
+    op.gate = announced
+    op.updated_at = now
+    return SendPermit(_MINT, op.id, "approved")
 
 
 async def after_nothing_created(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from app.operations.context import AppContext
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
+from app.operations.driver.approval_steps import step_awaiting_approval
 from app.operations.driver.collect import collect_result
 from app.operations.driver.create_steps import (
     step_create_pending,
@@ -34,6 +35,7 @@ async def step(ctx: AppContext, op: Operation, carry: CallResult | None) -> Deci
 
 
 _STEPS = {
+    State.AWAITING_APPROVAL: step_awaiting_approval,
     State.CREATE_PENDING: step_create_pending,
     State.CREATE_UNKNOWN: step_create_unknown,
     State.RECONCILING: step_reconciling,

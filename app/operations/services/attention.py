@@ -25,18 +25,28 @@ from app.operations.domain.states import (
     State,
     TransitionRefused,
 )
+from app.operations.repository import gate
 from app.operations.services import accept_check
 
 
 async def inbox(txn: Txn, *, principal: str | None, limit: int) -> list[Operation]:
-    """Oldest first: needs-attention states, plus unacknowledged partial results."""
-    return await repo.attention_inbox(txn, principal=principal, limit=limit)
+    """Oldest first: needs-attention states, unacknowledged partial results, and creates
+    held for approval (docs/policy.md)."""
+    found = await repo.attention_inbox(txn, principal=principal, limit=limit)
+    found += await gate.awaiting_approval(txn, principal=principal, limit=limit)
+    return sorted(found, key=lambda o: (o.updated_at, o.id))[:limit]
 
 
 def why(op: Operation) -> str | None:
     state = op.state
     if state in HUMAN_WHY:
         return HUMAN_WHY[state][0]
+    if state == State.AWAITING_APPROVAL:
+        held = op.gate if isinstance(op.gate, dict) else {}
+        return (
+            f"held for approval (policy rule {held.get('rule')!r}, cost {held.get('cost')}, "
+            f"asked by {held.get('requested_by')}, until {held.get('deadline_at')})"
+        )
     if state != State.SUCCEEDED or op.acknowledged_at or not with_errors(op):
         return None
     summary = op.result_summary if isinstance(op.result_summary, dict) else {}

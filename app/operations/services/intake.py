@@ -32,7 +32,10 @@ from app.operations.domain.states import State
 from app.operations.driver.runner import process
 from app.operations.driver.single_create import INTAKE_LEASE_TOKEN
 from app.operations.repository import Fence
+from app.operations.services import admission
 from app.operations.services.gateway_options import check_input
+from app.policy.counters import APPROVALS
+from app.policy.rules import Subject
 
 MAX_KEY_LENGTH = 255
 
@@ -105,8 +108,14 @@ async def create(
     key: str | None,
     req: CreateOperationRequest,
     traceparent: str | None = None,
+    *,
+    role: str = "agent",
 ) -> tuple[Operation, bool]:
-    """Returns (operation, replayed). A valid W3C `traceparent` sets the trace id."""
+    """Returns (operation, replayed). A valid W3C `traceparent` sets the trace id.
+
+    The policy (docs/policy.md) is checked for new creates only, in the transaction that
+    records them: a refusal writes nothing; a create that needs approval is recorded in
+    `awaiting_approval` and nothing is started."""
     key = check_key(key)
     check_target(ctx, req)
     check_input(ctx.profiles[req.provider], req.kind, req.input)
@@ -125,8 +134,14 @@ async def create(
     op = _new_operation(ctx, principal, key, fp, req)
     if parent is not None:
         op.trace_id = parent.jobgate_trace_id
+    subject = Subject(principal, role, req.provider, req.kind, dict(req.labels))
     try:
         async with ctx.db.transaction() as txn:
+            admitted = await admission.admit(txn, ctx.policy, subject, req.input, op.created_at)
+            if ctx.policy is not None:
+                op.cost = admitted.cost
+            if admitted.gate_rule is not None:
+                _hold_for_approval(ctx, op, principal, admitted)
             await repo.insert_operation(txn, op)
             await repo.append_history(
                 txn,
@@ -134,10 +149,14 @@ async def create(
                 at=op.created_at,
                 kind="transition",
                 actor=f"agent:{principal}",
-                cause="intent recorded before any provider call",
+                cause="intent recorded before any provider call"
+                if admitted.gate_rule is None
+                else f"intent recorded; held for approval (policy rule {admitted.gate_rule!r}) "
+                "before any provider call",
                 from_state=None,
-                to_state=State.CREATE_PENDING.value,
+                to_state=op.state.value,
                 data={
+                    **({"gate": op.gate, "cost": op.cost} if op.gate else {}),
                     "fingerprint": fp,
                     "idempotency_key": key,
                     "trace_id": op.trace_id,
@@ -161,6 +180,10 @@ async def create(
         op.id, op.trace_id, None, op.state, actor=f"agent:{principal}", cause="intent recorded",
         version=0,
     )  # fmt: skip
+    if op.state == State.AWAITING_APPROVAL:  # nothing starts until an operator approves
+        APPROVALS.labels(str(op.gate["rule"]), "required").inc()
+        ctx.notifier.kick()
+        return op, False
     faults.maybe_crash(ctx.settings, "after_intent_commit")
     # The create runs as a task of its own, under the intake lease: the request waits for
     # it only `create_answer_seconds`, and a slower provider (or a request that is gone)
@@ -182,6 +205,25 @@ async def _first_steps(ctx: AppContext, op: Operation) -> None:
     await process(ctx, op, Fence(op.lease_owner or "", op.lease_token), ctx.holder)
     if ctx.holder is None:
         ctx.notifier.kick()
+
+
+def _hold_for_approval(
+    ctx: AppContext, op: Operation, principal: str, admitted: admission.Admission
+) -> None:
+    """The create waits in `awaiting_approval`: no intake lease, due at its deadline."""
+    deadline = op.created_at + timedelta(seconds=ctx.settings.approval_seconds)
+    op.state = State.AWAITING_APPROVAL
+    op.lease_owner = None
+    op.lease_expires_at = None
+    op.lease_token = 0
+    op.next_poll_at = deadline
+    op.next_poll_reason = "approval deadline"
+    op.gate = {
+        "rule": admitted.gate_rule,
+        "requested_by": principal,
+        "cost": admitted.cost,
+        "deadline_at": deadline.isoformat().replace("+00:00", "Z"),
+    }
 
 
 def _replay(existing: Operation, fp: str) -> Operation:

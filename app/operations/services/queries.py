@@ -16,6 +16,7 @@ from app.operations.contract.presenter import agent_status
 from app.operations.domain.models import HistoryEntry
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import NEEDS_ATTENTION, STATES_OF, TERMINAL, AgentStatus, State
+from app.operations.repository import gate
 from app.operations.services import attention
 
 DONE_STATES = frozenset(s.value for s in TERMINAL | NEEDS_ATTENTION)
@@ -119,5 +120,6 @@ async def attention_count(ctx: AppContext, who: deps.Principal, *, cap: int) -> 
     (who sees every operation), else the length of the caller's own inbox up to `cap`."""
     async with ctx.db.read() as session:
         if who.owner_filter is None:
-            return await repo.attention_count(session)
+            held = await gate.awaiting_count(session)
+            return await repo.attention_count(session) + held
         return len(await attention.inbox(session, principal=who.owner_filter, limit=cap))
