@@ -137,7 +137,8 @@ class Settings(BaseSettings):
     """With a key, every audit chain head carries its HMAC-SHA256."""
 
     crash_at: str | None = None
-    """For the process-level test harness only: the named point kills the process."""
+    """For the process-level test harness only: the named point kills the process
+    (`stop:<point>`: freezes it there, once, until it is sent SIGCONT)."""
 
     @field_validator("callback_secret")
     @classmethod

@@ -136,6 +136,7 @@ async def apply(
     transaction's history rows go in one statement, after the guarded update.
     """
     now = ctx.now()
+    from_state = op.state
     actor = f"observer:{ctx.worker_id}"
     schedule = _schedule(ctx, op, decision, held=held)
     fields = {**decision.fields, **schedule, **step_failures.reset(op)}
@@ -184,6 +185,8 @@ async def apply(
                 return False
             if applied and decision.failed_items:
                 await repo.insert_result_items(txn, op.id, decision.failed_items)
+        # Inside the transaction, its row lock held (a process frozen or killed here).
+        faults.maybe_crash(ctx.settings, f"inside_apply_{from_state}")
         if not applied:
             telemetry.fenced(op.id, op.trace_id, decision.cause)
             fenced = ledger.row(
