@@ -77,14 +77,14 @@ def _serve(args: argparse.Namespace) -> int:
 
 async def _observe_forever(settings: Settings) -> None:
     from app.callbacks.delivery import CallbackDelivery
-    from app.core.clock import SystemClock
+    from app.core.db_clock import measuring
     from app.core.pg_listen import listening
     from app.main import build_context
     from app.observer.worker import Observer
     from app.providers.outbound import outbound_client
 
     async with outbound_client() as http:
-        ctx = build_context(settings, clock=SystemClock(), http=http)
+        ctx = build_context(settings, http=http)
         observer = Observer(ctx)
         callbacks = CallbackDelivery(ctx, http)
         loop = asyncio.get_running_loop()
@@ -98,7 +98,10 @@ async def _observe_forever(settings: Settings) -> None:
         try:
             # PostgreSQL: operations other processes hand back to the queue are claimed
             # when they fall due, not at the next interval (app/core/pg_listen.py).
-            async with listening(settings.database_url, ctx.notifier):
+            async with (
+                measuring(ctx.clock, ctx.db, settings.clock_check_seconds),
+                listening(settings.database_url, ctx.notifier),
+            ):
                 # Both return after stop(): in-flight work finishes and releases its leases.
                 await asyncio.gather(observer.run(), callbacks.run())
         finally:
@@ -216,6 +219,7 @@ def _keys(args: argparse.Namespace) -> int:
     from app.auth import service
     from app.core.clock import SystemClock
     from app.core.db import Database
+    from app.core.db_clock import DatabaseClock
 
     def say(text: str) -> None:
         print(text, file=sys.stderr)  # noqa: T201
@@ -228,7 +232,9 @@ def _keys(args: argparse.Namespace) -> int:
             before_commit=[audit.append_pending],
             session_settings=settings.db_session_settings(),
         )
-        now = SystemClock().now()
+        clock = DatabaseClock(SystemClock(), limit_seconds=settings.clock_skew_limit_seconds)
+        await clock.try_measure(db)  # created_at, revoked_at: the database's clock
+        now = clock.now()
         try:
             if args.keys_command == "create":
                 row, key = await service.create(db, args.name, args.role, now)

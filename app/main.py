@@ -19,6 +19,7 @@ from app.core import errors, tracing
 from app.core.clock import Clock, SystemClock
 from app.core.config import Settings
 from app.core.db import Database
+from app.core.db_clock import DatabaseClock, measuring
 from app.core.dev_guard import DevModeGuard
 from app.core.disconnect import CancelOnDisconnect
 from app.core.limits import BodyLimit
@@ -59,8 +60,22 @@ def default_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def build_context(settings: Settings, *, clock: Clock, http: httpx2.AsyncClient) -> AppContext:
-    """The shared machinery; profiles are validated here so a bad one fails start-up."""
+def build_context(
+    settings: Settings,
+    *,
+    http: httpx2.AsyncClient,
+    clock: Clock | None = None,
+    host_clock: Clock | None = None,
+) -> AppContext:
+    """The shared machinery; profiles are validated here so a bad one fails start-up.
+
+    Every process's clock is built here: unless a test hands in its own `clock`, the
+    host clock (`host_clock`, the system's by default) corrected to the database's
+    (app/core/db_clock.py; `measuring` keeps it measured)."""
+    if clock is None:
+        clock = DatabaseClock(
+            host_clock or SystemClock(), limit_seconds=settings.clock_skew_limit_seconds
+        )
     outbox.subscribe()  # completion callbacks follow the ledger's `done` event
     # Spans (JOBGATE_OTEL=on) for the gateway and the standalone observer alike; the lifespan
     # shuts them down, `observe` flushes at exit (tracing.setup).
@@ -68,7 +83,7 @@ def build_context(settings: Settings, *, clock: Clock, http: httpx2.AsyncClient)
     env = settings.provider_env()
     profiles = load_profiles(settings.profiles_dir, env)
     policy = load_policy(settings.policy_file, profiles)  # a bad file fails start-up too
-    return AppContext(
+    ctx = AppContext(
         db=Database(
             settings.database_url,
             info=audit.session_info(settings.audit_enabled, settings.audit_signing_key),
@@ -86,25 +101,35 @@ def build_context(settings: Settings, *, clock: Clock, http: httpx2.AsyncClient)
         env=env,
         policy=policy,
     )
+    if isinstance(clock, DatabaseClock):
+        ctx.clock_health = clock.health  # what readiness and the observer read
+    return ctx
 
 
 def create_app(
     settings: Settings | None = None,
     *,
     clock: Clock | None = None,
+    host_clock: Clock | None = None,
     run_observer: bool = True,
     transport: httpx2.AsyncBaseTransport | None = None,
     resolver: Resolver | None = None,
 ) -> FastAPI:
-    """The gateway. Tests pass a fake clock and drive the observer themselves, and may
-    answer host names with their own `resolver` (never outside DNS)."""
+    """The gateway. Tests pass a fake clock (or a host clock for the database's clock to
+    correct) and drive the observer themselves, and may answer host names with their own
+    `resolver` (never outside DNS)."""
     settings = settings or Settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with outbound_client(transport, resolver=resolver) as http:
-            ctx = build_context(settings, clock=clock or SystemClock(), http=http)
+            ctx = build_context(settings, clock=clock, host_clock=host_clock, http=http)
             app.state.ctx = ctx
+            # Measured before the observer's first claim, then kept measured.
+            clock_kept = contextlib.AsyncExitStack()
+            await clock_kept.enter_async_context(
+                measuring(ctx.clock, ctx.db, settings.clock_check_seconds)
+            )
             app.state.webhook_secrets = WebhookSecrets()  # fetched ones, for this process
             observer = Observer(ctx)
             app.state.observer = observer
@@ -132,6 +157,7 @@ def create_app(
                 if task is not None:
                     with contextlib.suppress(asyncio.CancelledError):
                         await task
+                await clock_kept.aclose()
                 await ctx.db.dispose()
                 tracing.shutdown()  # flushes the spans still queued
 

@@ -41,6 +41,12 @@ class Settings(BaseSettings):
     db_idle_in_transaction_timeout_seconds: float = Field(default=60.0, ge=0)
     """PostgreSQL: a session idle this long inside a transaction (a process frozen mid-step)
     is ended by the server, which releases its locks; 0: no bound."""
+    clock_skew_limit_seconds: float = Field(default=2.0, gt=0)
+    """The largest offset between this host's clock and the database's that a process
+    accepts; beyond it the process is not ready (`/v1/readyz` 503), says so in its log and
+    `/metrics`, and its observer claims no work (docs/operations.md, "Clocks")."""
+    clock_check_seconds: float = Field(default=30.0, gt=0)
+    """How often (real seconds) a process measures its clock against the database's."""
     data_dir: Path = Path("./data")
     """Where the SQLite default and stored results live."""
     profiles_dir: Path | None = None
@@ -137,7 +143,8 @@ class Settings(BaseSettings):
     """With a key, every audit chain head carries its HMAC-SHA256."""
 
     crash_at: str | None = None
-    """For the process-level test harness only: the named point kills the process."""
+    """For the process-level test harness only: the named point kills the process
+    (`stop:<point>`: freezes it there, once, until it is sent SIGCONT)."""
 
     @field_validator("callback_secret")
     @classmethod

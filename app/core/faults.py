@@ -1,4 +1,9 @@
-"""Crash points for the process-level fault harness (armed only through settings)."""
+"""Crash points for the process-level fault harness (armed only through settings).
+
+`JOBGATE_CRASH_AT=<point>` SIGKILLs the process at `point`; `JOBGATE_CRASH_AT=stop:<point>`
+SIGSTOPs it there instead, the first time only, so a test can hold a frozen process
+where it stands (inside a transaction, say) and SIGCONT it later.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,18 @@ import signal
 
 from app.core.config import Settings
 
+STOP = "stop:"
+_stopped: set[str] = set()  # stop points already taken in this process
+
 
 def maybe_crash(settings: Settings, point: str) -> None:
-    """SIGKILL this process at `point` when JOBGATE_CRASH_AT names it (tests only)."""
-    if settings.crash_at and settings.crash_at == point:
+    """SIGKILL (or SIGSTOP, once) this process at `point` when JOBGATE_CRASH_AT names it
+    (tests only)."""
+    armed = settings.crash_at
+    if not armed:
+        return
+    if armed == point:
         os.kill(os.getpid(), signal.SIGKILL)
+    elif armed == STOP + point and point not in _stopped:
+        _stopped.add(point)
+        os.kill(os.getpid(), signal.SIGSTOP)

@@ -83,6 +83,16 @@ OPERATIONS = Gauge(
     "read from the database at scrape time. Finished totals: jobgate_transitions_total.",
     ["state"],
 )
+CLOCK_OFFSET = Gauge(
+    "jobgate_clock_offset_seconds",
+    "The database's clock minus this host's, as last measured (app/core/db_clock.py); "
+    "every time this process computes is corrected by it.",
+)
+CLOCK_SKEWED = Gauge(
+    "jobgate_clock_skewed",
+    "1 while the measured offset is beyond JOBGATE_CLOCK_SKEW_LIMIT_SECONDS (this process "
+    "claims no work then), else 0.",
+)
 NEEDS_ATTENTION = Gauge(
     "jobgate_needs_attention",
     "Operations in the attention inbox (needs-attention states and unacknowledged partial "
@@ -176,6 +186,25 @@ def claimed(now: datetime, due_times: Iterable[datetime | None], takeovers: int)
     if takeovers:
         LEASE_TAKEOVERS.inc(takeovers)
         log.info("took over %d operation(s) whose lease had lapsed", takeovers)
+
+
+def clock_measured(offset: float, refusal: str | None, before: str | None) -> None:
+    """The clock was measured against the database: WARNING while it is skewed (every
+    measurement), one INFO line when it is back within its bound."""
+    CLOCK_OFFSET.set(offset)
+    CLOCK_SKEWED.set(1 if refusal else 0)
+    if refusal:
+        log.warning(
+            "%s; this process claims no work until it is within the bound",
+            refusal,
+            extra={"event": "clock_skew", "offset_seconds": offset},
+        )
+    elif before:
+        log.info(
+            "clock within its bound again (offset %+.3f s); claiming work",
+            offset,
+            extra={"event": "clock_skew", "offset_seconds": offset},
+        )
 
 
 def held_poll(now: datetime, due: datetime) -> None:

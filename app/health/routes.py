@@ -1,4 +1,4 @@
-"""`/v1/readyz` (database reachable and at the head migration) and the `/` landing page.
+"""`/v1/readyz` (database at the head migration, disk, clock) and the `/` landing page.
 
 `/v1/healthz` only says the process answers; `/v1/readyz` says it can do its job, so
 load balancers and compose health checks route to a gateway only when writes will work.
@@ -32,21 +32,26 @@ LANDING = """<!doctype html>
 
 @router.get("/v1/readyz", operation_id="ready", include_in_schema=False)
 async def ready(request: Request) -> JSONResponse:
-    """200 when the database answers and is at the head migration and the data disk has
-    more free space than its reserve (JOBGATE_STORAGE_RESERVE_BYTES); 503 with the reason."""
+    """200 when the database answers and is at the head migration, the data disk has more
+    free space than its reserve (JOBGATE_STORAGE_RESERVE_BYTES) and this process's clock is
+    within JOBGATE_CLOCK_SKEW_LIMIT_SECONDS of the database's; 503 with the reasons."""
     ctx = request.app.state.ctx
     state = await check(ctx.db)
     body = state.as_json()
     free = ctx.results.free_bytes()
     body["storage_free_bytes"] = free
-    ready = state.ready
+    body["clock_offset_seconds"] = ctx.clock_health.offset_seconds
+    reasons = [] if state.ready else [state.reason]
     if free < ctx.results.reserve_bytes:
-        ready = False
-        body["ready"] = False
-        full = (
+        reasons.append(
             f"the data disk has {free} bytes free, below its reserve of {ctx.results.reserve_bytes}"
         )
-        body["reason"] = full if state.ready else f"{state.reason}; {full}"
+    if skew := ctx.clock_health.refusal():
+        reasons.append(skew)
+    ready = not reasons
+    if not ready:
+        body["ready"] = False
+        body["reason"] = "; ".join(reasons)
     return JSONResponse(body, status_code=200 if ready else 503)
 
 

@@ -15,6 +15,9 @@ without a claim, after a few-column check that nobody else wrote its row meanwhi
 (a cancel intent, an operator's decision: then it is read afresh). It claims again
 only when work was announced or the queue's next due time has come, not after every
 step: an empty claim is a write transaction on SQLite.
+
+An observer whose clock is too far from the database's claims nothing at all
+(app/core/db_clock.py; docs/operations.md, "Clocks").
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ class Observer:
 
     async def _claim(self, limit: int) -> list[Operation]:
         ctx = self.ctx
+        if ctx.clock_health.refusal():  # logged where it was measured (app/core/db_clock.py)
+            return []  # what it holds already runs out under its leases
         async with ctx.db.transaction() as txn:
             return await repo.claim_due(
                 txn,

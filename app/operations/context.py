@@ -16,6 +16,7 @@ from app.core.background import Background
 from app.core.clock import Clock
 from app.core.config import Settings
 from app.core.db import Database
+from app.core.db_clock import ClockHealth
 from app.core.notify import Notifier
 from app.core.ssrf import Resolver, system_resolver
 
@@ -45,6 +46,9 @@ class AppContext:
     env: dict[str, str] = field(default_factory=dict)  # what profiles may reference, built once
     # Creates still running after their request answered (app/core/background.py).
     background: Background = field(default_factory=Background)
+    # The clock's last measurement against the database's (app/core/db_clock.py); a
+    # test's clock needs none and is always trusted.
+    clock_health: ClockHealth = field(default_factory=ClockHealth)
     rng: random.Random = field(default_factory=random.Random)
     # The policy file's rules (docs/policy.md); None: no policy, every create goes at once.
     policy: Policy | None = None

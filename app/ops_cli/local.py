@@ -32,8 +32,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.auth.deps import Principal
 from app.auth.models import Role
 from app.core import errors
-from app.core.clock import Clock, SystemClock
+from app.core.clock import Clock
 from app.core.config import Settings
+from app.core.db_clock import measure_once
 from app.core.schema_state import check_sync
 from app.main import build_context
 from app.operations.context import AppContext
@@ -237,7 +238,8 @@ def open_database(
     settings = Settings(database_url=database_url)
     with asyncio.Runner() as runner:
         http = outbound_client()  # only accept_job's status read goes out on it
-        ctx = build_context(settings, clock=clock or SystemClock(), http=http)
+        ctx = build_context(settings, clock=clock, http=http)
+        runner.run(measure_once(ctx.clock, ctx.db))  # times it writes: the database's clock
         try:
             yield LocalOps(runner, ctx, who or cli_principal())
         finally:

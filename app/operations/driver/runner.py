@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from datetime import timedelta
 from typing import Any
@@ -18,7 +19,7 @@ from app.operations import repository as repo
 from app.operations.context import AppContext
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import Evidence, TransitionRefused, is_done
-from app.operations.driver import step_failures
+from app.operations.driver import kept_answers, step_failures
 from app.operations.driver.decision import Decision
 from app.operations.driver.steps import step
 from app.operations.hold import Holder
@@ -55,7 +56,12 @@ async def _process(ctx: AppContext, op: Operation, fence: Fence, hold: Holder | 
             decision = await _step_with_heartbeat(ctx, op, fence, carry)
             faults.maybe_crash(ctx.settings, f"before_apply_{op.state}")  # made, not recorded
             held = _holds(ctx, op, decision, hold)
-            applied = await apply(ctx, op, fence, decision, held=held)
+            applied = await kept_answers.write_kept(
+                ctx,
+                op,
+                functools.partial(apply, ctx, op, fence, decision, held=held),
+                answered=bool(decision.exchanges),  # a provider answered: keep it
+            )
         except Exception as exc:  # counted, recorded, logged; `stalled` after too many in a row
             retry = _retry_fields(ctx, "step raised; retrying later")
             await step_failures.record(ctx, op, fence, exc, retry=retry)
@@ -130,6 +136,7 @@ async def apply(
     transaction's history rows go in one statement, after the guarded update.
     """
     now = ctx.now()
+    from_state = op.state
     actor = f"observer:{ctx.worker_id}"
     schedule = _schedule(ctx, op, decision, held=held)
     fields = {**decision.fields, **schedule, **step_failures.reset(op)}
@@ -178,6 +185,8 @@ async def apply(
                 return False
             if applied and decision.failed_items:
                 await repo.insert_result_items(txn, op.id, decision.failed_items)
+        # Inside the transaction, its row lock held (a process frozen or killed here).
+        faults.maybe_crash(ctx.settings, f"inside_apply_{from_state}")
         if not applied:
             telemetry.fenced(op.id, op.trace_id, decision.cause)
             fenced = ledger.row(
@@ -232,7 +241,12 @@ async def _step_with_heartbeat(
     async def heartbeat() -> None:
         while True:
             await ctx.clock.sleep(ctx.lease_seconds / 2)  # the fake clock in tests
-            if not await _renew(ctx, op, fence):
+            try:
+                renewed = await _renew(ctx, op, fence)
+            except Exception:  # the database away: the step's answer must still come back
+                log.warning("could not renew the lease on %s", op.id, exc_info=True)
+                continue
+            if not renewed:
                 return  # lost: whatever the step then writes is refused by the fence
 
     beat = asyncio.create_task(heartbeat())
