@@ -1,8 +1,8 @@
-"""A real observer process whose host clock runs an hour ahead (libfaketime) beside a
-normal gateway on PostgreSQL (docs/operations.md, "Clocks").
+"""A real observer process whose host clock runs an hour ahead, or an hour behind
+(libfaketime), beside a normal gateway on PostgreSQL (docs/operations.md, "Clocks").
 
 Phase one: only the skewed processes run, a `jobgate observe` and a gateway without an
-observer, both an hour ahead; operations are created through the skewed gateway. The
+observer, both an hour off; operations are created through the skewed gateway. The
 gateway is not ready and says why, `/metrics` flags the skew, the observer claims
 nothing, and nothing it computed fires early (deadlines and leases are on the
 database's clock). Phase two: a normal gateway joins, and every operation ends
@@ -85,13 +85,20 @@ def _skewed_steps(database_url: str) -> int:
     return int(rows[0][0])
 
 
-def test_an_observer_an_hour_ahead_claims_nothing_and_nothing_fires_early(
-    database_url: str, mock_url: str, mock_client: httpx2.Client, tmp_path: Path
+@pytest.mark.parametrize(("shift", "sign"), [("+1h", 1), ("-1h", -1)])
+def test_an_observer_an_hour_off_claims_nothing_and_nothing_fires_early(
+    shift: str,
+    sign: int,
+    database_url: str,
+    mock_url: str,
+    mock_client: httpx2.Client,
+    tmp_path: Path,
 ) -> None:
-    ahead = skewed_env("+1h")
-    assert 3590 < child_clock_offset(ahead) < 3610  # libfaketime really moves the wall clock
+    off = skewed_env(shift)
+    # libfaketime really moves the wall clock, by an hour in the direction asked
+    assert 3590 < sign * child_clock_offset(off) < 3610
 
-    skewed = {**gateway_env(database_url, mock_url, tmp_path / "skewed"), **ahead}
+    skewed = {**gateway_env(database_url, mock_url, tmp_path / "skewed"), **off}
     observer = Process(
         ["observe"],
         {**skewed, "JOBGATE_OBSERVER_ID": "skewed-observer"},
@@ -104,7 +111,8 @@ def test_an_observer_an_hour_ahead_claims_nothing_and_nothing_fires_early(
             ready = httpx2.get(f"{url}/v1/readyz", timeout=10)
             assert ready.status_code == 503, ready.text
             assert "clock skew" in ready.json()["reason"], ready.text
-            assert -3610 < ready.json()["clock_offset_seconds"] < -3590
+            # the database's clock minus this host's: the other way round
+            assert -3610 < sign * ready.json()["clock_offset_seconds"] < -3590
             metrics = httpx2.get(f"{url}/metrics", timeout=10).text
             assert "jobgate_clock_skewed 1.0" in metrics
 
@@ -122,8 +130,8 @@ def test_an_observer_an_hour_ahead_claims_nothing_and_nothing_fires_early(
             assert len(rows) == OPS
             for op_id, state, deadline in rows:
                 assert state not in ("result_timed_out", "create_unconfirmed"), (op_id, state)
-                ahead = (deadline.replace(tzinfo=UTC) - before).total_seconds()
-                assert abs(ahead - RESULT_SECONDS) < budget(10), (op_id, ahead)
+                due_in = (deadline.replace(tzinfo=UTC) - before).total_seconds()
+                assert abs(due_in - RESULT_SECONDS) < budget(10), (op_id, due_in)
 
         normal = gateway_env(database_url, mock_url, tmp_path / "normal", observer_id="normal")
         with gateway_process(normal, tmp_path / "normal.log") as (_, normal_url):
