@@ -208,98 +208,21 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _keys(args: argparse.Namespace) -> int:
-    """`keys create|list|revoke` on the configured database.
+    from app.auth.commands import keys
 
-    A new key is the only thing `create` writes to stdout (so `KEY=$(jobgate keys
-    create ...)` works) and it is shown this once; everything else goes to stderr.
-    """
-    from sqlalchemy.exc import DBAPIError
-
-    from app import audit
-    from app.auth import service
-    from app.core.clock import SystemClock
-    from app.core.db import Database
-    from app.core.db_clock import DatabaseClock
-
-    def say(text: str) -> None:
-        print(text, file=sys.stderr)  # noqa: T201
-
-    async def run() -> int:
-        settings = Settings()
-        db = Database(
-            settings.database_url,
-            info=audit.session_info(settings.audit_enabled, settings.audit_signing_key),
-            before_commit=[audit.append_pending],
-            session_settings=settings.db_session_settings(),
-        )
-        clock = DatabaseClock(SystemClock(), limit_seconds=settings.clock_skew_limit_seconds)
-        await clock.try_measure(db)  # created_at, revoked_at: the database's clock
-        now = clock.now()
-        try:
-            if args.keys_command == "create":
-                row, key = await service.create(db, args.name, args.role, now)
-                say(f"created {row.role} key {row.name!r} (prefix {row.key_prefix}).")
-                say("This is the only time the key is shown; store it now:")
-                print(key)  # noqa: T201
-            elif args.keys_command == "revoke":
-                row = await service.revoke(db, args.name, now)
-                at = row.revoked_at.strftime("%Y-%m-%d %H:%M:%S") if row.revoked_at else "?"
-                say(f"key {row.name!r} (prefix {row.key_prefix}) is revoked since {at} UTC.")
-            else:
-                rows = await service.list_keys(db)
-                lines = [f"{'NAME':<24} {'ROLE':<9} {'PREFIX':<10} {'CREATED (UTC)':<20} REVOKED"]
-                for r in rows:
-                    created = r.created_at.strftime("%Y-%m-%d %H:%M:%S")
-                    revoked = r.revoked_at.strftime("%Y-%m-%d %H:%M:%S") if r.revoked_at else "-"
-                    lines.append(
-                        f"{r.name:<24} {r.role:<9} {r.key_prefix:<10} {created:<20} {revoked}"
-                    )
-                print("\n".join(lines))  # noqa: T201
-            return 0
-        except DBAPIError as exc:  # e.g. no api_keys table yet
-            say(f"jobgate: database error (has `jobgate migrate` run?): {exc.orig}")
-            return 1
-        finally:
-            await db.dispose()
-
-    return asyncio.run(run())
+    return keys(args.keys_command, getattr(args, "name", None), getattr(args, "role", None))
 
 
 def _audit(args: argparse.Namespace) -> int:
-    """`audit verify` (exit 1 at the first broken entry, 2 when it cannot be read) and
-    `audit export` (JSON Lines); an anchor kept outside the database catches a rollback.
-    Whatever happens, one line and never a traceback (docs/audit.md)."""
-    from app.audit import commands
+    from app.audit.commands import cli
 
-    settings = Settings()
-    try:
-        if args.audit_command == "export" or args.file is None:
-            commands.require_database(
-                settings.database_url, is_default=settings.database_is_default
-            )
-        if args.audit_command == "export":
-            n = commands.export(settings.database_url, args.out)
-            print(f"exported {n} audit entries", file=sys.stderr)
-            return 0
-        anchor = commands.read_anchor(args.anchor) if args.anchor is not None else None
-        if args.file is not None:
-            report = commands.verify_file(args.file, anchor)
-        else:
-            report = commands.verify_database(
-                settings.database_url, settings.audit_signing_key, anchor
-            )
-    except commands.CannotVerify as exc:
-        print(f"jobgate: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # not a verdict on the chain: it could not be checked
-        print(f"jobgate: cannot verify: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
-    code, text = commands.outcome(report)
-    print(text, file=sys.stdout if code == 0 else sys.stderr)
-    if code == 0 and args.save_anchor is not None:
-        commands.save_anchor(args.save_anchor, report)
-        print(f"anchor saved to {args.save_anchor} (seq {report.last_seq})", file=sys.stderr)
-    return code
+    return cli(
+        args.audit_command,
+        file=getattr(args, "file", None),
+        anchor_file=getattr(args, "anchor", None),
+        save_anchor_to=getattr(args, "save_anchor", None),
+        out=getattr(args, "out", None),
+    )
 
 
 def _mcp(args: argparse.Namespace) -> int:

@@ -18,7 +18,6 @@ from app.callbacks.delivery import CallbackDelivery
 from app.core import errors, tracing
 from app.core.clock import Clock, SystemClock
 from app.core.config import Settings
-from app.core.db import Database
 from app.core.db_clock import DatabaseClock, measuring
 from app.core.dev_guard import DevModeGuard
 from app.core.disconnect import CancelOnDisconnect
@@ -84,13 +83,7 @@ def build_context(
     profiles = load_profiles(settings.profiles_dir, env)
     policy = load_policy(settings.policy_file, profiles)  # a bad file fails start-up too
     ctx = AppContext(
-        db=Database(
-            settings.database_url,
-            info=audit.session_info(settings.audit_enabled, settings.audit_signing_key),
-            ping_after=settings.db_ping_after_idle_seconds,
-            before_commit=[audit.append_pending],
-            session_settings=settings.db_session_settings(),
-        ),
+        db=audit.audited_database(settings),
         client=ProviderClient(http, env),
         profiles=profiles,
         clock=clock,

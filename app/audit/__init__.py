@@ -5,6 +5,12 @@
 `export`). The chain format is in `chain`.
 """
 
-from app.audit.trail import append_pending, record, record_history, session_info
+from app.audit.trail import (
+    append_pending,
+    audited_database,
+    record,
+    record_history,
+    session_info,
+)
 
-__all__ = ["append_pending", "record", "record_history", "session_info"]
+__all__ = ["append_pending", "audited_database", "record", "record_history", "session_info"]

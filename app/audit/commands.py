@@ -160,3 +160,43 @@ def export(database_url: str, out: Path | None) -> int:
 def _first_line(exc: BaseException) -> str:
     text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
     return text[0][:200] if text else type(exc).__name__
+
+
+def cli(
+    command: str,
+    *,
+    file: Path | None,
+    anchor_file: Path | None,
+    save_anchor_to: Path | None,
+    out: Path | None,
+) -> int:
+    """`audit verify` (exit 1 at the first broken entry, 2 when it cannot be read) and
+    `audit export` (JSON Lines); an anchor kept outside the database catches a rollback.
+    Whatever happens, one line and never a traceback (docs/audit.md)."""
+    from app.core.config import Settings
+
+    settings = Settings()
+    try:
+        if command == "export" or file is None:
+            require_database(settings.database_url, is_default=settings.database_is_default)
+        if command == "export":
+            n = export(settings.database_url, out)
+            print(f"exported {n} audit entries", file=sys.stderr)
+            return 0
+        anchor = read_anchor(anchor_file) if anchor_file is not None else None
+        if file is not None:
+            report = verify_file(file, anchor)
+        else:
+            report = verify_database(settings.database_url, settings.audit_signing_key, anchor)
+    except CannotVerify as exc:
+        print(f"jobgate: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # not a verdict on the chain: it could not be checked
+        print(f"jobgate: cannot verify: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    code, text = outcome(report)
+    print(text, file=sys.stdout if code == 0 else sys.stderr)
+    if code == 0 and save_anchor_to is not None:
+        save_anchor(save_anchor_to, report)
+        print(f"anchor saved to {save_anchor_to} (seq {report.last_seq})", file=sys.stderr)
+    return code

@@ -20,6 +20,8 @@ from sqlalchemy import bindparam, func, select, text, update
 
 from app.audit.chain import Entry, canonical_payload, prefix, seal, sign_head
 from app.audit.models import AuditEntry, AuditHead
+from app.core.config import Settings
+from app.core.db import Database
 from app.core.txn import Txn
 from app.core.types import UTCDateTime
 
@@ -199,3 +201,16 @@ async def append_pending(txn: Txn) -> None:
     pending: list[Entry] | None = txn.info.pop(PENDING, None)
     if pending:
         await append(txn, pending, txn.info.get(SIGNING_KEY))
+
+
+def audited_database(settings: Settings) -> Database:
+    """The configured database, its commits appending the audit trail's queued entries
+    (when the trail is on) and its sessions bounded (`Settings.db_session_settings`): what
+    every process that writes operations or keys opens."""
+    return Database(
+        settings.database_url,
+        info=session_info(settings.audit_enabled, settings.audit_signing_key),
+        ping_after=settings.db_ping_after_idle_seconds,
+        before_commit=[append_pending],
+        session_settings=settings.db_session_settings(),
+    )
