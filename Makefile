@@ -46,7 +46,7 @@ openapi: $(STAMP)
 ## generated from it in docs/profiles.md; tests/unit/test_profile_schema.py checks both
 schema: $(STAMP)
 	$(BIN)/jobgate profiles schema > docs/profile.schema.json
-	$(BIN)/python -m app.providers.schema_doc docs/profiles.md
+	$(BIN)/python -m app.providers.authoring.schema_doc docs/profiles.md
 
 ## make config-doc: docs/configuration.md from the settings' docstrings (tests/unit/test_configuration_doc.py)
 config-doc: $(STAMP)

@@ -8,8 +8,8 @@ from sqlmodel import SQLModel
 
 import app.models_registry  # noqa: F401  (registers every table on SQLModel.metadata)
 from app.core.config import Settings
-from app.core.db import is_sqlite, sync_url
-from app.core.sqlite_conn import pragmas as sqlite_pragmas
+from app.core.db.database import is_sqlite, sync_url
+from app.core.db.drivers.sqlite_conn import pragmas as sqlite_pragmas
 
 config = context.config
 url = config.attributes.get("database_url") or Settings().database_url

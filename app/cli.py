@@ -18,9 +18,9 @@ from app.core.config import Settings
 
 def _checked_settings(**overrides: object) -> Settings:
     """Settings, every provider profile and the policy file, validated before anything starts."""
-    from app.core import tracing
+    from app.core.obs import tracing
     from app.policy.loader import load_policy
-    from app.providers.profile import load_profiles
+    from app.providers.language.loader import load_profiles
 
     settings = Settings(**overrides)  # type: ignore[arg-type]
     tracing.require(settings.otel)  # JOBGATE_OTEL=on without the `otel` extra: one line, exit 3
@@ -38,8 +38,8 @@ APP_START_FAILED = 5
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from app.core.http_server import guarded_protocol
-    from app.core.listener import bind_listener
+    from app.core.http.listener import bind_listener
+    from app.core.http.server import guarded_protocol
     from app.main import create_app
 
     settings = _checked_settings(host=args.host, port=args.port)
@@ -58,7 +58,7 @@ def _serve(args: argparse.Namespace) -> int:
             log_config=None,
             access_log=not args.no_access_log,
             timeout_graceful_shutdown=30,
-            # A request head that trickles in, or is too long, is refused (app/core/http_server.py).
+            # A request head that trickles in, or is too long, is refused (app/core/http/server.py).
             http=guarded_protocol(
                 head_timeout=settings.request_head_timeout_seconds,
                 max_head_bytes=settings.max_header_bytes,
@@ -77,11 +77,11 @@ def _serve(args: argparse.Namespace) -> int:
 
 async def _observe_forever(settings: Settings) -> None:
     from app.callbacks.delivery import CallbackDelivery
-    from app.core.db_clock import measuring
-    from app.core.pg_listen import listening
+    from app.core.db.db_clock import measuring
+    from app.core.db.drivers.pg_listen import listening
     from app.main import build_context
     from app.observer.worker import Observer
-    from app.providers.outbound import outbound_client
+    from app.providers.calls.outbound import outbound_client
 
     async with outbound_client() as http:
         ctx = build_context(settings, http=http)
@@ -97,7 +97,7 @@ async def _observe_forever(settings: Settings) -> None:
             loop.add_signal_handler(sig, stop)  # one handler per signal: a second replaces it
         try:
             # PostgreSQL: operations other processes hand back to the queue are claimed
-            # when they fall due, not at the next interval (app/core/pg_listen.py).
+            # when they fall due, not at the next interval (app/core/db/drivers/pg_listen.py).
             async with (
                 measuring(ctx.clock, ctx.db, settings.clock_check_seconds),
                 listening(settings.database_url, ctx.notifier),
@@ -111,7 +111,7 @@ async def _observe_forever(settings: Settings) -> None:
 def _require_schema(settings: Settings) -> None:
     """Refuse to start on a database not at the head migration; the SQLite default (no
     JOBGATE_DATABASE_URL) is migrated here instead, so a first `jobgate serve` just works."""
-    from app.core.schema_state import require_ready
+    from app.core.db.schema_state import require_ready
 
     require_ready(settings.database_url, may_migrate=settings.database_is_default)
 
@@ -119,7 +119,7 @@ def _require_schema(settings: Settings) -> None:
 def _observe(args: argparse.Namespace) -> int:
     settings = _checked_settings()
     _require_schema(settings)
-    from app.core import event_loop
+    from app.core.runtime import event_loop
 
     event_loop.run(_observe_forever(settings))
     return 0
@@ -160,7 +160,7 @@ def _profiles_check(args: argparse.Namespace) -> int:
     """Validate a profile and print the requests it would send; exit 2 when it is invalid."""
     import os
 
-    from app.providers.check_command import run
+    from app.providers.authoring.check_command import run
 
     code, text = run(Path(args.file), os.environ, args.input)
     print(text, file=sys.stdout if code == 0 else sys.stderr)  # noqa: T201
@@ -170,7 +170,7 @@ def _profiles_check(args: argparse.Namespace) -> int:
 def _policy_check(args: argparse.Namespace) -> int:
     """Check a policy file and print what each rule matches; exit 2 when it is invalid."""
     from app.policy.check import run
-    from app.providers.profile import load_profiles
+    from app.providers.language.loader import load_profiles
 
     settings = Settings()
     profiles = load_profiles(settings.profiles_dir, settings.provider_env())
@@ -182,22 +182,22 @@ def _policy_check(args: argparse.Namespace) -> int:
 def _profiles_schema(args: argparse.Namespace) -> int:
     """Print the profile's JSON Schema (docs/profile.schema.json), or its field reference."""
     if args.markdown:
-        from app.providers.schema_doc import markdown
+        from app.providers.authoring.schema_doc import markdown
 
         sys.stdout.write(markdown())
     else:
-        from app.providers.schema import text
+        from app.providers.authoring.schema import text
 
         sys.stdout.write(text())
     return 0
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from app.core.migrate import upgrade
+    from app.core.db.migrate import upgrade
 
     settings = Settings()
     if args.check:  # a health check for processes without HTTP (compose's observers)
-        from app.core.schema_state import check_sync
+        from app.core.db.schema_state import check_sync
 
         state = check_sync(settings.database_url)
         print(state.reason if not state.ready else f"database is at {state.head}")  # noqa: T201
@@ -357,15 +357,15 @@ def settings_problem(exc: Any) -> str:
 def main(argv: list[str] | None = None) -> int:
     import os
 
-    from app.core.logs import configure
+    from app.core.obs.logs import configure
 
     # JSON lines, or readable text when stderr is a terminal (JOBGATE_LOG_FORMAT overrides).
     configure("INFO", os.environ.get("JOBGATE_LOG_FORMAT", "auto"))
     args = build_parser().parse_args(argv)
     from pydantic import ValidationError
 
-    from app.core.refusal import StartRefused
-    from app.providers.profile import ProfileError
+    from app.core.runtime.refusal import StartRefused
+    from app.providers.language.loader import ProfileError
 
     try:
         return int(args.func(args))

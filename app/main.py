@@ -15,16 +15,17 @@ from fastapi import FastAPI
 from app import audit
 from app.callbacks import outbox
 from app.callbacks.delivery import CallbackDelivery
-from app.core import errors, tracing
-from app.core.clock import Clock, SystemClock
 from app.core.config import Settings
-from app.core.db_clock import DatabaseClock, measuring
-from app.core.dev_guard import DevModeGuard
-from app.core.disconnect import CancelOnDisconnect
-from app.core.limits import BodyLimit
-from app.core.notify import Notifier
-from app.core.pg_listen import listening
-from app.core.ssrf import Resolver
+from app.core.db.db_clock import DatabaseClock, measuring
+from app.core.db.drivers.pg_listen import listening
+from app.core.http import errors
+from app.core.http.dev_guard import DevModeGuard
+from app.core.http.disconnect import CancelOnDisconnect
+from app.core.http.limits import BodyLimit
+from app.core.http.ssrf import Resolver
+from app.core.obs import tracing
+from app.core.runtime.clock import Clock, SystemClock
+from app.core.runtime.notify import Notifier
 from app.health import api_docs, metrics_route
 from app.health import routes as health_routes
 from app.mcp import http as mcp_http
@@ -41,9 +42,9 @@ from app.operations.api.holds import HoldLimits
 from app.operations.context import AppContext
 from app.operations.services.waiting import WaitHub
 from app.policy.loader import load_policy
-from app.providers.client import ProviderClient
-from app.providers.outbound import outbound_client
-from app.providers.profile import load_profiles
+from app.providers.calls.client import ProviderClient
+from app.providers.calls.outbound import outbound_client
+from app.providers.language.loader import load_profiles
 from app.results.store import ResultStore
 from app.views import routes as views_routes
 from app.webhooks import routes as webhooks_routes
@@ -70,7 +71,7 @@ def build_context(
 
     Every process's clock is built here: unless a test hands in its own `clock`, the
     host clock (`host_clock`, the system's by default) corrected to the database's
-    (app/core/db_clock.py; `measuring` keeps it measured)."""
+    (app/core/db/db_clock.py; `measuring` keeps it measured)."""
     if clock is None:
         clock = DatabaseClock(
             host_clock or SystemClock(), limit_seconds=settings.clock_skew_limit_seconds

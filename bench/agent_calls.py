@@ -60,7 +60,7 @@ import httpx2
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.core.migrate import upgrade
+from app.core.db.migrate import upgrade
 from jobgate_client import Client, RetryPolicy
 from tests.support.bundled_fakes import FAKES
 from tests.support.processes import Process, free_port, mock_process, wait_healthy

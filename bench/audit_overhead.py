@@ -36,8 +36,8 @@ from end_to_end import (
 )
 from sqlalchemy import create_engine, text
 
-from app.core.db import sync_url
-from app.core.migrate import upgrade
+from app.core.db.database import sync_url
+from app.core.db.migrate import upgrade
 
 TARGET_SLOWDOWN = 0.15  # the trail may cost at most this share of throughput
 

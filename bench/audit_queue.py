@@ -35,8 +35,8 @@ from transaction_cost import migrated_database
 
 from app import audit
 from app.audit import trail
-from app.core import event_loop
-from app.core.db import Database
+from app.core.db.database import Database
+from app.core.runtime import event_loop
 from app.operations import repository as repo
 
 SHIPPED_QUEUE = trail._PG_QUEUE

@@ -25,7 +25,7 @@ from http_clients import LIBRARIES, pooled
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.migrate import upgrade  # noqa: E402
+from app.core.db.migrate import upgrade  # noqa: E402
 from tests.support.processes import gateway_env, gateway_process, mock_process  # noqa: E402
 
 BODY = {"provider": "mock", "kind": "report", "input": {"scenario": {"name": "fast"}}}

@@ -9,7 +9,7 @@
   PostgreSQL 15 publishes a backend's counts when it goes idle (at most once a
   second) or exits, so read them after a pause, or after the client has closed.
 - `CommitCounter`: counts, in the process it is installed in, every COMMIT and
-  ROLLBACK of a jobgate transaction (a probe in `app.core.txn.PROBES`) or issued by
+  ROLLBACK of a jobgate transaction (a probe in `app.core.db.txn.PROBES`) or issued by
   SQLAlchemy on any engine (DBOS), and the commits whose transaction ran an INSERT,
   UPDATE or DELETE ("write commits"). It is how commits are counted on SQLite, where
   the database keeps no such counter; on PostgreSQL it is checked against
@@ -139,9 +139,9 @@ class CommitCounter:
         return self
 
     def _install_jobgate(self) -> None:
-        """The same counts for jobgate's own transactions (app/core/txn.py)."""
+        """The same counts for jobgate's own transactions (app/core/db/txn.py)."""
         try:
-            from app.core import txn
+            from app.core.db import txn
         except ImportError:  # a worker without jobgate on its path
             return
         counter = self

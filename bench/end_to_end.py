@@ -83,9 +83,9 @@ from e2e_workers import PG_SETTLE_SECONDS, WARMUP_OFFSET
 from http_clients import LIBRARIES, pooled
 from sqlalchemy import create_engine, text
 
-from app.core.db import sync_url
-from app.core.migrate import upgrade
-from app.providers.profile import load_profile
+from app.core.db.database import sync_url
+from app.core.db.migrate import upgrade
+from app.providers.language.loader import load_profile
 from tests.support.processes import Process, free_port, wait_healthy
 
 CONTENDERS = ("ceiling", "jobgate-sqlite", "dbos-sqlite", "jobgate-postgres", "dbos-postgres")

@@ -14,7 +14,7 @@ LIBRARIES = ("httpx2",)  # the one HTTP client library (the gateway and its agen
 
 def pooled(lib: str, base_url: str, concurrency: int, timeout: float) -> Any:
     """An AsyncClient of `lib` whose pool keeps `concurrency` connections open; `lib`
-    "jobgate" is the gateway's own httpx2 client (app/providers/outbound.py)."""
+    "jobgate" is the gateway's own httpx2 client (app/providers/calls/outbound.py)."""
     http = importlib.import_module("httpx2" if lib == "jobgate" else lib)
     limits = http.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     return http.AsyncClient(base_url=base_url, timeout=timeout, limits=limits)

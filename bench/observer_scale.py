@@ -37,11 +37,12 @@ from sqlalchemy import create_engine, select
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core import event_loop, txn
-from app.core.clock import SystemClock
 from app.core.config import Settings
-from app.core.db import sync_url
-from app.core.migrate import upgrade
+from app.core.db import txn
+from app.core.db.database import sync_url
+from app.core.db.migrate import upgrade
+from app.core.runtime import event_loop
+from app.core.runtime.clock import SystemClock
 from app.main import build_context
 from app.observer.worker import Observer
 from app.operations import repository as repo

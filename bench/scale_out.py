@@ -32,7 +32,7 @@ from e2e_probe import cpu_seconds
 from e2e_workers import WARMUP_OFFSET
 from end_to_end import agents, fresh_database, loadavg, mock_profile_first_delay, mock_provider
 
-from app.core.migrate import upgrade
+from app.core.db.migrate import upgrade
 from tests.support.processes import Process, gateway_process
 
 SCALE = 0.005  # the time scale of bench/end_to_end.py: polls 10 ms apart

@@ -29,7 +29,7 @@ import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.migrate import upgrade  # noqa: E402
+from app.core.db.migrate import upgrade  # noqa: E402
 from tests.support.processes import gateway_env, gateway_process, mock_process  # noqa: E402
 
 

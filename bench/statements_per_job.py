@@ -3,7 +3,7 @@
 The in-process gateway (its real observer loop) on a fresh SQLite database against the
 real mock provider, scenario `slow` (3 running polls), time scale 0.005; each job is
 created and then waited on until done before the next starts, so nothing is shared
-between jobs. Counts every statement the gateway sends (a probe in `app.core.txn.PROBES`),
+between jobs. Counts every statement the gateway sends (a probe in `app.core.db.txn.PROBES`),
 by its first words, and every call its SQLite connections sent to a thread (a BEGIN
 IMMEDIATE that found the write lock taken, a commit with its checkpoint).
 
@@ -25,9 +25,9 @@ import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core import txn  # noqa: E402
 from app.core.config import Settings  # noqa: E402
-from app.core.migrate import upgrade  # noqa: E402
+from app.core.db import txn  # noqa: E402
+from app.core.db.migrate import upgrade  # noqa: E402
 from app.main import create_app  # noqa: E402
 from tests.support.processes import mock_process  # noqa: E402
 

@@ -3,7 +3,7 @@
 The kinds are what the hot path does: an observation step's write (a fenced UPDATE
 of a leased operation, then its exchange and observation history rows) and the read
 of one operation. Each runs three ways, in one round, on the same database:
-- `jobgate`: `Database` and the repository (app/core/txn.py and sqlexec.py); the
+- `jobgate`: `Database` and the repository (app/core/db/txn.py and sqlexec.py); the
   read returns an `Operation`;
 - `core`: SQLAlchemy Core's public `Connection` (SQLite: the sync engine) or
   `AsyncConnection` (PostgreSQL: asyncpg), no ORM session, the same statements; the
@@ -46,8 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from end_to_end import fresh_database  # noqa: E402
 
 from app import audit  # noqa: E402
-from app.core.db import Database, async_url, sync_url  # noqa: E402
-from app.core.migrate import upgrade  # noqa: E402
+from app.core.db.database import Database, async_url, sync_url  # noqa: E402
+from app.core.db.migrate import upgrade  # noqa: E402
 from app.operations import repository as repo  # noqa: E402
 from app.operations.domain.operation import Operation  # noqa: E402
 from app.operations.domain.states import State  # noqa: E402
@@ -259,7 +259,7 @@ def _driver_args(now: datetime, pg: bool) -> tuple[list[Any], list[tuple[Any, ..
 async def driver_way(url: str, n: int, now: datetime) -> dict[str, float]:
     """The same SQL on the driver alone (values sent as the driver takes them)."""
     if url.startswith("sqlite"):
-        from app.core.db import sqlite_path
+        from app.core.db.database import sqlite_path
 
         conn = sqlite3.connect(sqlite_path(url), isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
@@ -279,7 +279,7 @@ async def driver_way(url: str, n: int, now: datetime) -> dict[str, float]:
             return await measure({"step write": write, "read of one operation": read}, n)
         finally:
             conn.close()
-    from app.core.pg_conn import dsn
+    from app.core.db.drivers.pg_conn import dsn
 
     pg = await asyncpg.connect(dsn(url))
     update_args, rows = _driver_args(now, pg=True)

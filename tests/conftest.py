@@ -22,9 +22,9 @@ import httpx2
 import pytest
 from sqlalchemy.engine import make_url
 
-from app.core.clock import FakeClock
 from app.core.config import Settings
-from app.core.migrate import upgrade
+from app.core.db.migrate import upgrade
+from app.core.runtime.clock import FakeClock
 from app.operations.context import AppContext
 from tests.support.servers import serve_app
 from tests.support.timing import TEST_TIMEOUT_S, budget

@@ -8,7 +8,7 @@ Create Date: 2026-12-02
 import sqlalchemy as sa
 from alembic import op
 
-from app.core.types import UTCDateTime
+from app.core.db.types import UTCDateTime
 
 revision = "0003"
 down_revision = "0002"

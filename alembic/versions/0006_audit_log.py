@@ -8,7 +8,7 @@ Create Date: 2026-12-01
 import sqlalchemy as sa
 from alembic import op
 
-from app.core.types import UTCDateTime
+from app.core.db.types import UTCDateTime
 
 revision = "0006_audit_log"
 down_revision = "0005"

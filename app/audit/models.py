@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy import BigInteger, Column, Integer, Text
 from sqlmodel import Field, SQLModel
 
-from app.core.types import UTCDateTime
+from app.core.db.types import UTCDateTime
 
 
 class AuditEntry(SQLModel, table=True):

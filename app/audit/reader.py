@@ -26,7 +26,7 @@ from app.audit.chain import Entry, canonical_payload, format_at
 from app.audit.models import AuditEntry, AuditHead
 from app.audit.verify import Head, Unreadable
 from app.audit.verify import Row as ChainRow
-from app.core.db import is_sqlite, sync_url
+from app.core.db.database import is_sqlite, sync_url
 
 LOG = AuditEntry.__table__  # type: ignore[attr-defined]
 HEAD = AuditHead.__table__  # type: ignore[attr-defined]

@@ -21,9 +21,9 @@ from sqlalchemy import bindparam, func, select, text, update
 from app.audit.chain import Entry, canonical_payload, prefix, seal, sign_head
 from app.audit.models import AuditEntry, AuditHead
 from app.core.config import Settings
-from app.core.db import Database
-from app.core.txn import Txn
-from app.core.types import UTCDateTime
+from app.core.db.database import Database
+from app.core.db.txn import Txn
+from app.core.db.types import UTCDateTime
 
 LOG = AuditEntry.__table__  # type: ignore[attr-defined]
 HEAD = AuditHead.__table__  # type: ignore[attr-defined]

@@ -9,9 +9,9 @@ from sqlalchemy.exc import DBAPIError
 
 from app import audit
 from app.auth import service
-from app.core.clock import SystemClock
 from app.core.config import Settings
-from app.core.db_clock import DatabaseClock
+from app.core.db.db_clock import DatabaseClock
+from app.core.runtime.clock import SystemClock
 
 
 def keys(command: str, name: str | None, role: str | None) -> int:

@@ -18,7 +18,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from app.auth import repository as repo
 from app.auth.models import Role
 from app.auth.service import KEY_PREFIX, hash_key
-from app.core.errors import ApiError
+from app.core.http.errors import ApiError
 
 DEV_PRINCIPAL = "dev"
 BASIC_CHALLENGE = 'Basic realm="jobgate"'  # makes a browser ask for the key (as the password)

@@ -12,7 +12,7 @@ from enum import StrEnum
 from sqlalchemy import BigInteger, Column, Integer, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from app.core.types import UTCDateTime
+from app.core.db.types import UTCDateTime
 
 
 class Role(StrEnum):

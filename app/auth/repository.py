@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import select, update
 
 from app.auth.models import ApiKey
-from app.core.txn import Txn
+from app.core.db.txn import Txn
 
 KEYS = ApiKey.__table__  # type: ignore[attr-defined]
 

@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from app import audit
 from app.auth import repository as repo
 from app.auth.models import ApiKey, Role
-from app.core.db import Database
+from app.core.db.database import Database
 
 KEY_PREFIX = "jgk_"
 DISPLAY_CHARS = 8  # characters after "jgk_" kept for display

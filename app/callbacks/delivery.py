@@ -23,8 +23,8 @@ from standardwebhooks.webhooks import Webhook
 from app import audit
 from app.callbacks import outbox
 from app.callbacks.outbox import Claimed
-from app.core import telemetry
-from app.core.ssrf import CallbackForbidden, Pinned, pin
+from app.core.http.ssrf import CallbackForbidden, Pinned, pin
+from app.core.obs import telemetry
 from app.operations import repository as ops_repo
 from app.operations.context import AppContext
 
@@ -114,7 +114,7 @@ class CallbackDelivery:
         started = time.perf_counter()
         forbidden = False
         try:
-            # Resolved and checked once, then connected to that address (app/core/ssrf.py):
+            # Resolved and checked once, then connected to that address (app/core/http/ssrf.py):
             # a second lookup by the client could answer an internal one.
             target = (
                 Pinned(claim.url, "")

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Column, Index, Integer, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from app.core.types import UTCDateTime
+from app.core.db.types import UTCDateTime
 
 
 def _pk() -> Any:

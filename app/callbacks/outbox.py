@@ -13,9 +13,9 @@ from typing import Any
 from sqlalchemy import and_, select, update
 
 from app.callbacks.models import CallbackAttempt, CallbackOutbox
-from app.core import queue
-from app.core.sql import insert_if_absent
-from app.core.txn import Txn
+from app.core.db import queue
+from app.core.db.sql import insert_if_absent
+from app.core.db.txn import Txn
 from app.operations.contract.presenter import to_body
 from app.operations.domain import events
 from app.operations.domain.operation import Operation

@@ -9,7 +9,9 @@ from typing import Literal
 from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app.core.conn_pool import PING_AFTER_IDLE_SECONDS
+# PostgreSQL: a pooled connection idle this long is pinged before use
+# (JOBGATE_DB_PING_AFTER_IDLE_SECONDS; the pool's default, app/core/db/drivers/conn_pool.py).
+PING_AFTER_IDLE_SECONDS = 1.0
 
 
 class Settings(BaseSettings):

@@ -1,6 +1,6 @@
 """`GET /metrics`: Prometheus text format from the official client's default registry.
 
-Counters and histograms are updated where things happen (app/core/telemetry.py); the
+Counters and histograms are updated where things happen (app/core/obs/telemetry.py); the
 two gauges that describe the database (operations by state, the attention inbox) are
 read at scrape time in one short read transaction. When the database cannot be read,
 the scrape still answers 200 with everything the process knows, and
@@ -15,7 +15,7 @@ import logging
 from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
-from app.core import telemetry
+from app.core.obs import telemetry
 from app.operations import repository as repo
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from app.core.schema_state import check
+from app.core.db.schema_state import check
 
 router = APIRouter()
 

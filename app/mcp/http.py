@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the SDK is imported when the endpoint starts, not with app.
 
 MCP_PATH = "/mcp"
 # In-process only: never resolved or dialled. A loopback name, as dev mode's Host check
-# (app/core/dev_guard.py) wants of every request, this one's too.
+# (app/core/http/dev_guard.py) wants of every request, this one's too.
 INTERNAL_URL = "http://127.0.0.1"
 
 

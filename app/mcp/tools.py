@@ -16,7 +16,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.core import json_guard
+from app.core.http import json_guard
 from app.mcp import replies
 from app.mcp.outputs import AttentionOut, ErrorsOut, ListOut, OperationOut, ResultOut
 from app.operations.contract import ids

@@ -17,7 +17,7 @@ only when work was announced or the queue's next due time has come, not after ev
 step: an empty claim is a write transaction on SQLite.
 
 An observer whose clock is too far from the database's claims nothing at all
-(app/core/db_clock.py; docs/operations.md, "Clocks").
+(app/core/db/db_clock.py; docs/operations.md, "Clocks").
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from collections import deque
 from datetime import datetime
 from typing import Any
 
-from app.core import telemetry
+from app.core.obs import telemetry
 from app.operations import repository as repo
 from app.operations.context import AppContext
 from app.operations.domain.operation import Operation
@@ -69,7 +69,7 @@ class Observer:
 
     async def _claim(self, limit: int) -> list[Operation]:
         ctx = self.ctx
-        if ctx.clock_health.refusal():  # logged where it was measured (app/core/db_clock.py)
+        if ctx.clock_health.refusal():  # logged where it was measured (app/core/db/db_clock.py)
             return []  # what it holds already runs out under its leases
         async with ctx.db.transaction() as txn:
             return await repo.claim_due(

@@ -12,19 +12,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from app.core.background import Background
-from app.core.clock import Clock
 from app.core.config import Settings
-from app.core.db import Database
-from app.core.db_clock import ClockHealth
-from app.core.notify import Notifier
-from app.core.ssrf import Resolver, system_resolver
+from app.core.db.database import Database
+from app.core.db.db_clock import ClockHealth
+from app.core.http.ssrf import Resolver, system_resolver
+from app.core.runtime.background import Background
+from app.core.runtime.clock import Clock
+from app.core.runtime.notify import Notifier
 
 if TYPE_CHECKING:
     from app.operations.hold import Holder
     from app.policy.rules import Policy
-    from app.providers.client import ProviderClient
-    from app.providers.profile import Profile
+    from app.providers.calls.client import ProviderClient
+    from app.providers.language.profile import Profile
     from app.results.store import ResultStore
 
 
@@ -44,9 +44,9 @@ class AppContext:
     # operation's first poll (app/operations/hold.py); None in a process without one.
     holder: Holder | None = None
     env: dict[str, str] = field(default_factory=dict)  # what profiles may reference, built once
-    # Creates still running after their request answered (app/core/background.py).
+    # Creates still running after their request answered (app/core/runtime/background.py).
     background: Background = field(default_factory=Background)
-    # The clock's last measurement against the database's (app/core/db_clock.py); a
+    # The clock's last measurement against the database's (app/core/db/db_clock.py); a
     # test's clock needs none and is always trusted.
     clock_health: ClockHealth = field(default_factory=ClockHealth)
     rng: random.Random = field(default_factory=random.Random)

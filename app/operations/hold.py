@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from app.core.txn import Txn
+from app.core.db.txn import Txn
 
 if TYPE_CHECKING:
     from app.operations.domain.operation import Operation

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from app.core import telemetry
-from app.core.txn import Txn
+from app.core.db.txn import Txn
+from app.core.obs import telemetry
 from app.operations import repository as repo
 from app.operations.domain import events
 from app.operations.domain.operation import Operation

@@ -31,11 +31,11 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.auth.deps import Principal
 from app.auth.models import Role
-from app.core import errors
-from app.core.clock import Clock
 from app.core.config import Settings
-from app.core.db_clock import measure_once
-from app.core.schema_state import check_sync
+from app.core.db.db_clock import measure_once
+from app.core.db.schema_state import check_sync
+from app.core.http import errors
+from app.core.runtime.clock import Clock
 from app.main import build_context
 from app.operations.context import AppContext
 from app.operations.contract.presenter import history_json, to_body
@@ -51,7 +51,7 @@ from app.operations.domain.operation import Operation
 from app.operations.domain.states import is_done
 from app.operations.services import approvals, attention, cancellation, queries
 from app.ops_cli.backend import BackendUnavailable
-from app.providers.outbound import outbound_client
+from app.providers.calls.outbound import outbound_client
 from jobgate_client import types as api
 from jobgate_client.errors import ApiError
 

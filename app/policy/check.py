@@ -7,7 +7,7 @@ from pathlib import Path
 
 from app.policy.loader import PolicyError, load_policy
 from app.policy.rules import Policy, Rule
-from app.providers.profile import Profile
+from app.providers.language.profile import Profile
 
 
 def selects(rule: Rule) -> str:

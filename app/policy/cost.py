@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.policy.rules import Cost, Policy, Subject, matches
-from app.providers import pointers
+from app.providers.expressions import pointers
 
 
 def items_at(input_: Any, pointer: str) -> int:

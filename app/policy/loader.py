@@ -14,7 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from app.policy.rules import VERSION, Policy
-from app.providers.profile import Profile
+from app.providers.language.profile import Profile
 
 
 class PolicyError(ValueError):

@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.auth.models import Role
-from app.providers import pointers
+from app.providers.expressions import pointers
 
 VERSION = 1
 

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from app.core.write_faults import StorageFull
+from app.core.db.write_faults import StorageFull
 
 
 class ResultStore:

@@ -18,9 +18,9 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
-from app.core.errors import ApiError
+from app.core.http.errors import ApiError
 from app.core.text import degrade
-from app.providers.secrets import REDACTED
+from app.providers.language.secrets import REDACTED
 
 HERE = Path(__file__).resolve().parent
 STATIC_DIR = HERE / "static"

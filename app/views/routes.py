@@ -18,8 +18,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import ValidationError
 
 from app.auth import deps
-from app.core import json_guard
-from app.core.errors import ApiError, DomainError, as_api_error
+from app.core.http import json_guard
+from app.core.http.errors import ApiError, DomainError, as_api_error
 from app.operations.api import endpoints
 from app.operations.api.endpoints import context_of
 from app.operations.context import AppContext

@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlalchemy import BigInteger, Column, Integer, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from app.core.types import UTCDateTime
+from app.core.db.types import UTCDateTime
 
 
 class WebhookEvent(SQLModel, table=True):

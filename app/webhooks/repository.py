@@ -5,8 +5,8 @@ The operations table is read and written through `app.operations.repository`.
 
 from __future__ import annotations
 
-from app.core.sql import insert_if_absent
-from app.core.txn import Txn
+from app.core.db.sql import insert_if_absent
+from app.core.db.txn import Txn
 from app.webhooks.models import WebhookEvent
 
 EVENTS = WebhookEvent.__table__  # type: ignore[attr-defined]

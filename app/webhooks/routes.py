@@ -24,18 +24,18 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from app.core import json_guard
-from app.core.errors import ApiError
+from app.core.http import json_guard
+from app.core.http.errors import ApiError
 from app.operations import ledger
 from app.operations import repository as ops_repo
 from app.operations.api import error_docs
 from app.operations.context import AppContext
 from app.operations.hold import wake_on_commit
 from app.operations.services.intake import new_trace_id
-from app.providers import pointers
-from app.providers.http_util import scrub, secret_variants
-from app.providers.profile import Profile
-from app.providers.secrets import Secret
+from app.providers.calls.http_util import scrub, secret_variants
+from app.providers.expressions import pointers
+from app.providers.language.profile import Profile
+from app.providers.language.secrets import Secret
 from app.webhooks import repository as repo
 from app.webhooks.secrets import Found, WebhookSecrets
 from app.webhooks.verify import SecretInvalid, SignatureError, verify

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.operations.context import AppContext
-from app.providers.profile import Profile
-from app.providers.secrets import Secret
+from app.providers.language.profile import Profile
+from app.providers.language.secrets import Secret
 
 log = logging.getLogger("jobgate.webhooks.secrets")
 

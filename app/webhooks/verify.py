@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from standardwebhooks.webhooks import Webhook
 
-from app.providers.profile import WebhookSpec
+from app.providers.language.profile import WebhookSpec
 
 
 class SignatureError(Exception):

@@ -23,7 +23,7 @@ from typing import Any
 
 import schemathesis
 
-from app.core.errors import ApiError
+from app.core.http.errors import ApiError
 from app.operations.contract.cursors import decode_list_cursor
 
 CREATE = "POST /v1/operations"

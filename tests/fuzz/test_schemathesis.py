@@ -29,7 +29,7 @@ import httpx2
 import pytest
 
 from app.auth import service as keys
-from app.core.db import Database
+from app.core.db.database import Database
 from app.main import create_app
 from tests.conftest import make_settings
 from tests.support.servers import serve_app

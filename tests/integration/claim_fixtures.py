@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from app.core.db import Database
+from app.core.db.database import Database
 from app.operations import repository as repo
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import State

@@ -18,7 +18,7 @@ import httpx2
 import pytest
 
 from app.cli import build_parser
-from app.core.clock import FakeClock
+from app.core.runtime.clock import FakeClock
 from tests.conftest import Gateway, make_settings
 
 

@@ -123,7 +123,7 @@ async def test_next_action_names_the_mcp_tool_when_mcp_is_on(gateway: Gateway) -
 async def no_mcp(
     database_url: str, mock_url: str, mock_client: httpx2.Client, tmp_path: Path
 ) -> AsyncIterator[Gateway]:
-    from app.core.clock import FakeClock
+    from app.core.runtime.clock import FakeClock
     from app.main import create_app
     from tests.conftest import make_settings
 

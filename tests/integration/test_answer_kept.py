@@ -23,7 +23,7 @@ import httpx2
 import pytest
 from sqlalchemy.engine import make_url
 
-from app.core.clock import FakeClock
+from app.core.runtime.clock import FakeClock
 from app.operations import repository as repo
 from app.operations.driver import kept_answers
 from tests.conftest import Gateway, make_settings

@@ -22,8 +22,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from app.auth import service as keys
-from app.core.clock import FakeClock
-from app.core.db import sync_url
+from app.core.db.database import sync_url
+from app.core.runtime.clock import FakeClock
 from app.operations import repository as repo
 from jobgate_fakes.mock.webhooks import signed_headers, webhook_body
 from tests.conftest import Gateway, make_settings

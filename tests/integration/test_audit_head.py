@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError
 
-from app.core.db import is_sqlite, sync_url
+from app.core.db.database import is_sqlite, sync_url
 from tests.conftest import Gateway
 from tests.integration.test_audit_trail import jobgate, rows, small_run, tamper
 

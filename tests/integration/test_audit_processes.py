@@ -12,7 +12,7 @@ import httpx2
 import pytest
 from sqlalchemy import create_engine, text
 
-from app.core.db import sync_url
+from app.core.db.database import sync_url
 from tests.integration.test_audit_trail import jobgate
 from tests.support.processes import Process, gateway_env, gateway_process
 

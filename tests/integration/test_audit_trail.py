@@ -23,7 +23,7 @@ from sqlalchemy.exc import DBAPIError
 from app.audit.chain import GENESIS, Entry, canonical_payload, entry_hash
 from app.auth import service as keys
 from app.cli import main
-from app.core.db import is_sqlite, sync_url
+from app.core.db.database import is_sqlite, sync_url
 from jobgate_fakes.mock.webhooks import signed_headers, webhook_body
 from tests.conftest import Gateway
 from tests.integration.test_callbacks_out import WEBHOOK_SECRET, Receiver, run_receiver

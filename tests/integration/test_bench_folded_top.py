@@ -7,8 +7,8 @@ from pathlib import Path
 from tests.support.bench import run_bench
 
 PROFILE = """\
-main (app/cli.py:1);send (app/providers/wire.py:9);send (httpx2/_client.py:3) 6
-main (app/cli.py:1);apply (app/operations/ledger.py:5);execute (app/core/txn.py:7) 3
+main (app/cli.py:1);send (app/providers/calls/wire.py:9);send (httpx2/_client.py:3) 6
+main (app/cli.py:1);apply (app/operations/ledger.py:5);execute (app/core/db/txn.py:7) 3
 main (app/cli.py:1);handle (starlette/routing.py:2);create (app/operations/services/intake.py:4) 1
 """
 

@@ -24,7 +24,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from app.callbacks.delivery import CallbackDelivery
-from app.core.clock import FakeClock
+from app.core.runtime.clock import FakeClock
 from app.main import create_app
 from tests.conftest import Gateway, make_settings
 from tests.support.servers import serve_app

@@ -1,7 +1,7 @@
 """One clock for every process: the database's (docs/operations.md, "Clocks").
 
 Two gateways share one database in this process: one whose host clock runs an hour
-ahead (an injected host clock, app/core/db_clock.py corrects it) and a normal one. The
+ahead (an injected host clock, app/core/db/db_clock.py corrects it) and a normal one. The
 skewed one is not ready, says why, and its observer claims nothing; what its intake
 writes (deadlines, the intake lease) is on the database's clock, so nothing it wrote
 fires early; the normal observer finishes every operation with one provider job each.

@@ -20,7 +20,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.core.clock import FakeClock
+from app.core.runtime.clock import FakeClock
 from tests.conftest import Gateway, make_settings
 from tests.support.processes import gateway_env, gateway_process, post_operation
 from tests.support.timing import PROCESS_WORK_S, budget

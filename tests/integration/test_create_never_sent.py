@@ -19,7 +19,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.core.clock import FakeClock
+from app.core.runtime.clock import FakeClock
 from tests.conftest import Gateway, make_settings
 from tests.support.single_create import PROFILES, exchanges, transitions
 

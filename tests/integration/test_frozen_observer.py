@@ -2,7 +2,7 @@
 (docs/operations.md, "Bounded waits"), on PostgreSQL.
 
 The observer process stops itself at the crash point `stop:inside_apply_observing`
-(app/core/faults.py): it has written a poll's observation and not committed. The
+(app/core/runtime/faults.py): it has written a poll's observation and not committed. The
 agent's cancel, through a gateway process of its own, answers `503 database_busy`
 within `JOBGATE_DB_LOCK_TIMEOUT_SECONDS`, not a hang. The server ends the frozen
 session after `JOBGATE_DB_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS`, which releases the

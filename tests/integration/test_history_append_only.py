@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError
 
-from app.core.db import sync_url
+from app.core.db.database import sync_url
 from tests.conftest import Gateway
 
 

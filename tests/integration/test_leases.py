@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx2
 
-from app.core.clock import FakeClock
+from app.core.runtime.clock import FakeClock
 from app.observer.worker import Observer
 from app.operations import repository as repo
 from app.operations.driver.runner import apply, process

@@ -11,7 +11,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.core.logs import QUIET, JsonFormatter, TextFormatter, bind, configure
+from app.core.obs.logs import QUIET, JsonFormatter, TextFormatter, bind, configure
 from tests.conftest import Gateway
 
 TOKEN = "mock-token-SEKRIT-4f1c9a"  # the provider credential the gateway sends

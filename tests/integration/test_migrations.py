@@ -14,8 +14,8 @@ from sqlmodel import SQLModel
 
 import app.models_registry  # noqa: F401  (every table on SQLModel.metadata)
 from alembic import command
-from app.core.db import Database, sync_url
-from app.core.migrate import alembic_config, upgrade
+from app.core.db.database import Database, sync_url
+from app.core.db.migrate import alembic_config, upgrade
 from app.operations import repository as repo
 
 

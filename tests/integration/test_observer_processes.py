@@ -14,7 +14,7 @@ import httpx2
 import pytest
 from sqlalchemy import create_engine, text
 
-from app.core.db import sync_url
+from app.core.db.database import sync_url
 from tests.support.processes import Process, gateway_env, gateway_process
 from tests.support.timing import PROCESS_WORK_S, budget
 

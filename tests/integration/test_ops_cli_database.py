@@ -25,8 +25,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from app.cli import build_parser
-from app.core.clock import FakeClock
-from app.core.db import sync_url
+from app.core.db.database import sync_url
+from app.core.runtime.clock import FakeClock
 from app.ops_cli import local
 from tests.conftest import Gateway, make_settings
 from tests.support.timing import PROCESS_WORK_S, budget

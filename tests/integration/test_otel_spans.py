@@ -21,8 +21,8 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from app.core import tracing
-from app.core.clock import FakeClock
+from app.core.obs import tracing
+from app.core.runtime.clock import FakeClock
 from tests.conftest import Gateway, make_settings
 from tests.support.servers import serve_app
 

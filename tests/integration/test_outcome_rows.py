@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from app.providers.counts import Counts
-from app.providers.outcome import TABLE, Facts, row_for
-from app.providers.types import RemoteClass as C
+from app.providers.answers.outcome import TABLE, Facts, row_for
+from app.providers.language.counts import Counts
+from app.providers.language.words import RemoteClass as C
 from tests.conftest import Gateway
 from tests.support.scripted_provider import create_app, profile_yaml
 from tests.support.servers import serve_app

@@ -1,4 +1,4 @@
-"""LISTEN on asyncpg (app/core/pg_listen.py): a NOTIFY sent on another connection reaches
+"""LISTEN on asyncpg (app/core/db/drivers/pg_listen.py): a NOTIFY sent on another connection reaches
 the in-process notifier, and the listener comes back after its connection is killed."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 import asyncpg
 import pytest
 
-from app.core import pg_listen
-from app.core.notify import Notifier
-from app.core.pg_conn import dsn
+from app.core.db.drivers import pg_listen
+from app.core.db.drivers.pg_conn import dsn
+from app.core.runtime.notify import Notifier
 from tests.support.timing import QUICK_S, budget
 
 DUE = datetime(2026, 12, 2, 18, 0, 0, 250000, tzinfo=UTC)

@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from app.auth import service as keys
-from app.core.db import sync_url
+from app.core.db.database import sync_url
 from app.operations.driver import create_steps
 from app.operations.driver.single_create import APPROVED_SEND_ROW
 from app.operations.services import admission

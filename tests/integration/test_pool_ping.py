@@ -1,7 +1,7 @@
 """PostgreSQL connections closed by the server while idle in the pool never reach a request.
 
 The pool pings a connection before use only once it has been idle
-`JOBGATE_DB_PING_AFTER_IDLE_SECONDS` (app.core.conn_pool.py), instead of on every
+`JOBGATE_DB_PING_AFTER_IDLE_SECONDS` (app/core/db/drivers/conn_pool.py), instead of on every
 checkout. The server closes every connection of the gateway's database here (as a
 restart or an idle timeout would); the next request must still be answered.
 """

@@ -17,7 +17,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.core.migrate import upgrade
+from app.core.db.migrate import upgrade
 from tests.support import pg_cluster
 from tests.support.processes import gateway_env, gateway_process, post_operation
 from tests.support.timing import PROCESS_WORK_S, budget

@@ -18,8 +18,8 @@ import pytest
 
 from alembic import command
 from app.core.config import Settings
-from app.core.migrate import alembic_config
-from app.core.schema_state import head_revision
+from app.core.db.migrate import alembic_config
+from app.core.db.schema_state import head_revision
 from tests.conftest import IS_POSTGRES, Gateway, _pg_admin, _pg_url
 from tests.support.processes import Process, free_port, wait_healthy
 

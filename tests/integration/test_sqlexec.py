@@ -1,4 +1,4 @@
-"""`app/core/sqlexec.py` sends what SQLAlchemy's own execution sends, and reads back what
+"""`app/core/db/sqlexec.py` sends what SQLAlchemy's own execution sends, and reads back what
 its ORM reads: the same SQL, the same converted arguments, the same values, on the
 back-end under test. If a SQLAlchemy upgrade changes the internals it relies on,
 these fail before a wrong value reaches a table."""
@@ -15,9 +15,9 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.orm import Session
 
-from app.core.db import Database, async_url, is_sqlite
-from app.core.sqlexec import bind
-from app.core.txn import Txn
+from app.core.db.database import Database, async_url, is_sqlite
+from app.core.db.sqlexec import bind
+from app.core.db.txn import Txn
 from app.operations import repository as repo
 from app.operations.domain.models import HistoryEntry, OperationTable
 from app.operations.domain.operation import Operation
@@ -189,7 +189,7 @@ async def test_rows_read_back_are_what_the_orm_reads(db: Database) -> None:
 
 
 def _sync(url: str) -> str:
-    from app.core.db import sync_url
+    from app.core.db.database import sync_url
 
     return sync_url(url)
 

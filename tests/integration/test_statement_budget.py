@@ -7,7 +7,7 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-from app.core import txn
+from app.core.db import txn
 from tests.conftest import Gateway
 
 POLLS = 3

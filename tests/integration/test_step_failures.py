@@ -16,8 +16,8 @@ import pytest
 from app.operations import repository as repo
 from app.operations.contract.schemas import CreateOperationRequest
 from app.operations.services.intake import _new_operation, fingerprint
-from app.providers.profile import BUILTIN_DIR
-from app.providers.secrets import REDACTED
+from app.providers.language.loader import BUILTIN_DIR
+from app.providers.language.secrets import REDACTED
 from tests.conftest import Gateway
 
 TOKEN = "mock-provider-token-do-not-leak-0123456789"

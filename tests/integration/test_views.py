@@ -11,7 +11,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.core.clock import FakeClock
+from app.core.runtime.clock import FakeClock
 from tests.conftest import Gateway, make_settings
 
 SAME_ORIGIN = {"Origin": "http://127.0.0.1"}

@@ -17,8 +17,8 @@ import pytest
 from sqlalchemy import func, select
 
 from app.operations import repository as repo
-from app.providers.profile import WebhookSpec
-from app.providers.secrets import SecretRef
+from app.providers.language.profile import WebhookSpec
+from app.providers.language.secrets import SecretRef
 from app.webhooks.models import WebhookEvent
 from app.webhooks.verify import SignatureError, verify
 from jobgate_fakes.mock.webhooks import signed_headers, webhook_body

@@ -15,9 +15,11 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.providers.client import ProviderClient
-from app.providers.profile import Profile, load_profiles
-from app.providers.types import CallResult, RemoteClass
+from app.providers.calls.client import ProviderClient
+from app.providers.calls.types import CallResult
+from app.providers.language.loader import load_profiles
+from app.providers.language.profile import Profile
+from app.providers.language.words import RemoteClass
 from jobgate_fakes.providers import create_app
 from jobgate_fakes.providers.settings import FakeSettings
 from tests.support.servers import serve_app

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.providers.counts import Counts
-from app.providers.outcome import ResultClass, outcome
-from app.providers.types import CallResult, Outcome, RemoteClass, SingleCreate
+from app.providers.answers.outcome import ResultClass, outcome
+from app.providers.calls.types import CallResult, Outcome
+from app.providers.language.counts import Counts
+from app.providers.language.words import RemoteClass, SingleCreate
 from tests.providers.conftest import Fake
 
 NAME = "anthropic_message_batches"

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.providers.outcome import ResultClass, outcome
-from app.providers.types import Outcome, RemoteClass, SingleCreate
+from app.providers.answers.outcome import ResultClass, outcome
+from app.providers.calls.types import Outcome
+from app.providers.language.words import RemoteClass, SingleCreate
 from tests.providers.conftest import Fake
 
 NAME = "azure_operation_location"

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.providers.client import ProviderClient
-from app.providers.counts import Counts
-from app.providers.outcome import ResultClass, outcome
-from app.providers.types import Outcome, RemoteClass, SingleCreate
+from app.providers.answers.outcome import ResultClass, outcome
+from app.providers.calls.client import ProviderClient
+from app.providers.calls.types import Outcome
+from app.providers.language.counts import Counts
+from app.providers.language.words import RemoteClass, SingleCreate
 from tests.providers.conftest import Fake
 
 NAME = "google_translate"

@@ -11,10 +11,11 @@ import httpx2
 import pytest
 from fastapi import FastAPI, Request, Response
 
-from app.providers import pointers
-from app.providers.client import ProviderClient
-from app.providers.profile import load_profiles
-from app.providers.types import Outcome, RemoteClass, SingleCreate
+from app.providers.calls.client import ProviderClient
+from app.providers.calls.types import Outcome
+from app.providers.expressions import pointers
+from app.providers.language.loader import load_profiles
+from app.providers.language.words import RemoteClass, SingleCreate
 from app.webhooks.verify import verify
 from jobgate_fakes.providers.replicate_predictions.model import VERSION
 from tests.providers.conftest import WEBHOOK_SECRET, Fake, fake_env

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.providers.profile import BUILTIN_DIR
+from app.providers.language.loader import BUILTIN_DIR
 from tests.support.timing import budget
 
 BUNDLED = sorted(BUILTIN_DIR.glob("*.yaml"))

@@ -21,7 +21,7 @@ from typing import Any
 import httpx2
 from sqlalchemy import create_engine, text
 
-from app.core.db import sync_url
+from app.core.db.database import sync_url
 from app.operations.domain.states import Evidence, State, check_transition, is_done
 from tests.support.processes import Process, free_port, gateway_env, mock_process, wait_healthy
 from tests.support.single_create import PROFILES

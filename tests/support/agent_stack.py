@@ -19,8 +19,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from app.auth import service as keys
-from app.core.clock import SystemClock
-from app.core.db import Database
+from app.core.db.database import Database
+from app.core.runtime.clock import SystemClock
 from tests.support.processes import gateway_env, gateway_process
 
 # Explicit deadlines: the time-scaled defaults would end a never-finishing job in seconds.

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx2
 
-from app.core.clock import FakeClock
+from app.core.runtime.clock import FakeClock
 from tests.conftest import make_settings
 from tests.support.timing import QUICK_S, budget
 

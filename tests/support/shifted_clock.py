@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from app.core.clock import SystemClock
+from app.core.runtime.clock import SystemClock
 
 
 class ShiftedClock(SystemClock):

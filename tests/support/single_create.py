@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from app.providers.profile import BUILTIN_DIR
+from app.providers.language.loader import BUILTIN_DIR
 
 PROFILES = Path(__file__).parents[1] / "profiles"  # mock_lookup.yaml, mock_blind.yaml
 

@@ -8,8 +8,9 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.providers.client import ProviderClient
-from app.providers.profile import Profile, load_profiles
+from app.providers.calls.client import ProviderClient
+from app.providers.language.loader import load_profiles
+from app.providers.language.profile import Profile
 from tests.unit.provider_fakes import ENV, NOW, Handler, Recorder
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import httpx2
 
-from app.providers.profile import Profile
-from app.providers.types import CallResult
+from app.providers.calls.types import CallResult
+from app.providers.language.profile import Profile
 
 BASE = "http://mock.test"
 SECRET = 's3cr3t/"tok+en'  # escapes differently in JSON and in URLs

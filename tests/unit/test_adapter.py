@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from app.providers.profile import ProfileError, load_profile
-from app.providers.types import RemoteClass
+from app.providers.language.loader import ProfileError, load_profile
+from app.providers.language.words import RemoteClass
 from tests.support.scripted_provider import profile_yaml
 
 COUNTING = '''
-from app.providers.adapter import Adapter
-from app.providers.counts import Counts
+from app.providers.language.adapter import Adapter
+from app.providers.language.counts import Counts
 
 
 class Docs(Adapter):
@@ -35,7 +35,7 @@ class Docs(Adapter):
         return {"wrapped": body, "kind": kind}
 
 
-from app.providers.types import RemoteClass
+from app.providers.language.words import RemoteClass
 
 ADAPTER = Docs()
 '''

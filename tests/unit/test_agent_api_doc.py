@@ -17,10 +17,11 @@ DOC = (ROOT / "docs" / "agent-api.md").read_text()
 # The gateway's own answers (the mock provider and the provider fakes speak for providers).
 NOT_GATEWAY = ("jobgate_fakes/mock/", "jobgate_fakes/providers/")
 RAISED = re.compile(r"(?:ApiError|error_response)\(\s*\d{3},\s*\"([a-z_]+)\"")
-# Domain errors (core/errors.py) carry no status; the one mapping to HTTP gives it.
+# Domain errors (app/core/http/errors.py) carry no status; the one mapping to HTTP gives it.
 DOMAIN = re.compile(r"(?:BadInput|NotFound|Conflict|Invalid)\(\s*\"([a-z_]+)\"")
 LITERAL = re.compile(r"\"code\": \"([a-z_]+)\"")
-MAPPED = re.compile(r"\d{3}: \"([a-z_]+)\"")  # the HTTP-status -> code map in core/errors.py
+# the HTTP-status -> code map in app/core/http/errors.py
+MAPPED = re.compile(r"\d{3}: \"([a-z_]+)\"")
 
 
 def gateway_error_codes() -> set[str]:
@@ -31,7 +32,7 @@ def gateway_error_codes() -> set[str]:
             continue
         text = path.read_text()
         codes |= set(RAISED.findall(text)) | set(DOMAIN.findall(text)) | set(LITERAL.findall(text))
-        if rel == "app/core/errors.py":
+        if rel == "app/core/http/errors.py":
             codes |= set(MAPPED.findall(text))
     return codes
 

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from app.providers.backoff import backoff_ceiling, next_poll_delay
-from app.providers.profile import PollingPolicy
+from app.providers.answers.backoff import backoff_ceiling, next_poll_delay
+from app.providers.language.profile import PollingPolicy
 
 POLICY = PollingPolicy(initial_seconds=2, factor=2, cap_seconds=60, min_seconds=1, max_seconds=300)
 NO_JITTER = POLICY.model_copy(update={"jitter": "none"})

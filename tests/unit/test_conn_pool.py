@@ -1,4 +1,4 @@
-"""When a pooled connection is pinged before use (app.core.conn_pool.py)."""
+"""When a pooled connection is pinged before use (app/core/db/drivers/conn_pool.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.core.conn_pool import DROP, GONE, RETURNED_AT, Pool, needs_ping
+from app.core.db.drivers.conn_pool import DROP, GONE, RETURNED_AT, Pool, needs_ping
 
 
 def test_a_new_connection_is_not_pinged() -> None:

@@ -1,4 +1,4 @@
-"""The database's clock (app/core/db_clock.py): the host clock corrected by the offset
+"""The database's clock (app/core/db/db_clock.py): the host clock corrected by the offset
 measured at the round trip's midpoint, and the bound beyond which a process is not
 trusted to claim work. The reference is a stand-in here; tests/integration/
 test_clock_skew.py measures against the real database."""
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from app.core.clock import FakeClock
-from app.core.db_clock import ClockHealth, DatabaseClock
+from app.core.db.db_clock import ClockHealth, DatabaseClock
+from app.core.runtime.clock import FakeClock
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 

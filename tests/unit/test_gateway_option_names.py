@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.errors import Invalid
+from app.core.http.errors import Invalid
 from app.operations.services.gateway_options import check_input, sent_input_fields
-from app.providers.profile import load_profiles
+from app.providers.language.loader import load_profiles
 
 PROFILES = load_profiles(None, {})
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from app.core import json_guard
-from app.core.json_guard import MAX_DEPTH, MAX_SAFE_INTEGER, InvalidValue, MalformedJson
+from app.core.http import json_guard
+from app.core.http.json_guard import MAX_DEPTH, MAX_SAFE_INTEGER, InvalidValue, MalformedJson
 from app.core.text import degrade
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from app.core.clock import FakeClock
+from app.core.runtime.clock import FakeClock
 from app.operations.driver import kept_answers
 
 

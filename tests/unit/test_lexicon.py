@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from app.callbacks.outbox import completion_payload
-from app.core.errors import error_response
+from app.core.http.errors import error_response
 from app.mcp import replies
 from app.operations.contract import lexicon as L
 from app.operations.contract import wording as W

@@ -10,8 +10,9 @@ import httpx2
 import pytest
 from pydantic import ValidationError
 
-from app.providers.profile import Profile
-from app.providers.types import Outcome, SingleCreate
+from app.providers.calls.types import Outcome
+from app.providers.language.profile import Profile
+from app.providers.language.words import SingleCreate
 from tests.unit.provider_fakes import NOW, variant
 
 LISTING = {

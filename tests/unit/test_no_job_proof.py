@@ -13,10 +13,11 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.providers.check_command import run
-from app.providers.http_util import never_left
-from app.providers.profile import Profile, ProfileError, load_profile, load_profiles
-from app.providers.types import Outcome
+from app.providers.authoring.check_command import run
+from app.providers.calls.http_util import never_left
+from app.providers.calls.types import Outcome
+from app.providers.language.loader import ProfileError, load_profile, load_profiles
+from app.providers.language.profile import Profile
 from tests.unit.provider_fakes import ENV, answer, variant
 
 OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}

@@ -1,4 +1,4 @@
-"""The gateway's outbound client (app/providers/outbound.py): a connection the server
+"""The gateway's outbound client (app/providers/calls/outbound.py): a connection the server
 closed never reused, an open one reused, proxies kept, a test resolver's names sent
 to its address with the name as Host."""
 
@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 import httpx2
 import pytest
 
-from app.providers.outbound import outbound_client
+from app.providers.calls.outbound import outbound_client
 from tests.support.timing import QUICK_S, budget
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"

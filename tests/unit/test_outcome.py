@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from app.providers.counts import Counts
-from app.providers.outcome import TABLE, Facts, ResultClass, judge, markdown_table, outcome
-from app.providers.types import RemoteClass as C
+from app.providers.answers.outcome import TABLE, Facts, ResultClass, judge, markdown_table, outcome
+from app.providers.language.counts import Counts
+from app.providers.language.words import RemoteClass as C
 
 R = ResultClass
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "profiles.md"

@@ -1,12 +1,12 @@
 """The NOTIFY payload of a transition (app/operations/repository/writes.py) and how the
-listener relays it (app/core/pg_listen.py): changed, certainly not done, due when."""
+listener relays it (app/core/db/drivers/pg_listen.py): changed, certainly not done, due when."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from app.core.notify import Notifier
-from app.core.pg_listen import relay
+from app.core.db.drivers.pg_listen import relay
+from app.core.runtime.notify import Notifier
 from app.operations.domain.states import State
 from app.operations.repository.writes import note
 

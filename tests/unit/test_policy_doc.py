@@ -12,7 +12,7 @@ import yaml
 from app.policy.check import run
 from app.policy.loader import PolicyError, parse
 from app.policy.rules import Subject, matches
-from app.providers.profile import load_profiles
+from app.providers.language.loader import load_profiles
 
 DOC_PATH = Path(__file__).resolve().parents[2] / "docs" / "policy.md"
 DOC = DOC_PATH.read_text()

@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from app.cli import main
-from app.providers import schema_doc
-from app.providers.profile import BUILTIN_DIR
-from app.providers.schema import document, text
+from app.providers.authoring import schema_doc
+from app.providers.authoring.schema import document, text
+from app.providers.language.loader import BUILTIN_DIR
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 SCHEMA_FILE = DOCS / "profile.schema.json"
@@ -53,7 +53,7 @@ def test_the_field_reference_in_the_docs_is_generated_from_the_schema() -> None:
     assert doc.count(schema_doc.BEGIN) == 1 and doc.count(schema_doc.END) == 1
     assert schema_doc.replace(doc, schema_doc.markdown()) == doc, (
         "the field reference in docs/profiles.md differs from the models' docstrings: run "
-        f"`{schema_doc.REGENERATE}` (python -m app.providers.schema_doc docs/profiles.md)"
+        f"`{schema_doc.REGENERATE}` (python -m app.providers.authoring.schema_doc docs/profiles.md)"
     )
 
 

@@ -11,13 +11,14 @@ import httpx2
 import pytest
 import yaml
 
-from app.providers import prepare
-from app.providers.client import ProviderClient
-from app.providers.documents import LineReader
-from app.providers.prepare import BuildError, Values
-from app.providers.profile import Profile, ProfileError, load_profile, load_profiles
-from app.providers.spec_results import DocumentSpec
-from app.providers.types import Outcome
+from app.providers.answers.documents import LineReader
+from app.providers.calls import prepare
+from app.providers.calls.client import ProviderClient
+from app.providers.calls.prepare import BuildError, Values
+from app.providers.calls.types import Outcome
+from app.providers.language.loader import ProfileError, load_profile, load_profiles
+from app.providers.language.profile import Profile
+from app.providers.language.spec_results import DocumentSpec
 
 BASE: dict[str, Any] = {
     "version": 2,

@@ -12,9 +12,10 @@ import pytest
 import yaml
 
 from app.cli import main
-from app.providers import counts, extract
-from app.providers.pointers import WILDCARD_REFUSED
-from app.providers.profile import ProfileError, load_profile
+from app.providers.answers import extract
+from app.providers.expressions.pointers import WILDCARD_REFUSED
+from app.providers.language import counts
+from app.providers.language.loader import ProfileError, load_profile
 
 BASE: dict[str, Any] = {
     "version": 2,

@@ -9,15 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
-from app.providers import pointers
-from app.providers.profile import (
-    CredentialError,
-    Profile,
-    ProfileError,
-    load_profile,
-    load_profiles,
-)
-from app.providers.types import RemoteClass
+from app.providers.expressions import pointers
+from app.providers.language.loader import ProfileError, load_profile, load_profiles
+from app.providers.language.profile import CredentialError, Profile
+from app.providers.language.words import RemoteClass
 
 MINIMAL: dict[str, Any] = {
     "version": 2,
@@ -269,7 +264,7 @@ def test_pointer_set_creates_objects() -> None:
 
 
 def test_the_manual_search_hint_follows_an_overridden_base_url() -> None:
-    from app.providers.profile import BUILTIN_DIR, load_profile
+    from app.providers.language.loader import BUILTIN_DIR, load_profile
 
     path = BUILTIN_DIR / "google_translate.yaml"
     moved = load_profile(path, {"JOBGATE_GOOGLE_TRANSLATE_BASE_URL": "http://127.0.0.1:9"})

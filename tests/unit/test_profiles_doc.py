@@ -7,10 +7,11 @@ from pathlib import Path
 
 import httpx2
 
-from app.providers.check_command import run
-from app.providers.client import ProviderClient
-from app.providers.profile import load_profile
-from app.providers.types import Outcome, RemoteClass, SingleCreate
+from app.providers.authoring.check_command import run
+from app.providers.calls.client import ProviderClient
+from app.providers.calls.types import Outcome
+from app.providers.language.loader import load_profile
+from app.providers.language.words import RemoteClass, SingleCreate
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "profiles.md").read_text(encoding="utf-8")
 WALK = DOC[DOC.index("## Add your provider in ten minutes") : DOC.index("**6. Check it**")]

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from app.providers.outcome import ResultClass, outcome
-from app.providers.profile import load_profile
-from app.providers.types import RemoteClass
+from app.providers.answers.outcome import ResultClass, outcome
+from app.providers.language.loader import load_profile
+from app.providers.language.words import RemoteClass
 from tests.support.scripted_provider import profile_yaml
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "profiles.md").read_text(encoding="utf-8")

@@ -1,8 +1,9 @@
 """docs/profiles.md's "which names exist where" table is what the code accepts.
 
 For every place the table lists, a template naming each of that row's names is put
-there, loaded (the cross-field checks of app/providers/placeholder_checks.py) and sent through the
-real client, which renders it (app/providers/templates.py): every value must arrive.
+there, loaded (the cross-field checks of app/providers/language/profile.py)
+and sent through the real client, which renders it (app/providers/expressions/templates.py):
+every value must arrive.
 An unknown name put in the same place is refused, and the names the refusal allows
 must be the row's, no more and no fewer.
 """
@@ -18,8 +19,9 @@ import httpx2
 import pytest
 import yaml
 
-from app.providers.client import ProviderClient
-from app.providers.profile import Profile, ProfileError, load_profile
+from app.providers.calls.client import ProviderClient
+from app.providers.language.loader import ProfileError, load_profile
+from app.providers.language.profile import Profile
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "profiles.md").read_text(encoding="utf-8")
 

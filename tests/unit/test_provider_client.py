@@ -9,9 +9,10 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.providers.client import classify, parse_retry_after
-from app.providers.profile import Profile
-from app.providers.types import Outcome, RemoteClass
+from app.providers.calls.client import classify, parse_retry_after
+from app.providers.calls.types import Outcome
+from app.providers.language.profile import Profile
+from app.providers.language.words import RemoteClass
 from tests.unit.provider_fakes import (
     BASE,
     NOW,

@@ -7,8 +7,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.providers.profile import Profile
-from app.providers.types import Outcome
+from app.providers.calls.types import Outcome
+from app.providers.language.profile import Profile
 from tests.unit.provider_fakes import (
     SECRET,
     answer,

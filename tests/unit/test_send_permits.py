@@ -27,9 +27,9 @@ from app.operations.driver.single_create import (
     first_send,
 )
 from app.operations.repository import CreateTally
-from app.providers.http_util import record_exchange
-from app.providers.profile import Profile
-from app.providers.types import CallResult, NoJobProof, Outcome
+from app.providers.calls.http_util import record_exchange
+from app.providers.calls.types import CallResult, NoJobProof, Outcome
+from app.providers.language.profile import Profile
 from tests.unit.provider_fakes import variant
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx2
 
-from app.providers.http_util import NEVER_LEFT, never_left
+from app.providers.calls.http_util import NEVER_LEFT, never_left
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "single-create.md").read_text()
 

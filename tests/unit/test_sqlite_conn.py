@@ -1,4 +1,5 @@
-"""SQLite transactions run on the event loop, except what may wait (app/core/sqlite_conn.py):
+"""SQLite transactions run on the event loop, except what may wait
+(app/core/db/drivers/sqlite_conn.py):
 a BEGIN IMMEDIATE while another connection holds the write lock, and the commit that
 checkpoints; the loop runs on meanwhile, results and errors are the driver's, and a
 transaction cancelled while it waits leaves nothing open behind it."""
@@ -15,8 +16,8 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
-from app.core.db import Database
-from app.core.sqlite_conn import BUSY_TIMEOUT_MS, CHECKPOINT_EVERY
+from app.core.db.database import Database
+from app.core.db.drivers.sqlite_conn import BUSY_TIMEOUT_MS, CHECKPOINT_EVERY
 from tests.support.timing import QUICK_S, budget
 
 T = sa.table("t", sa.column("id", sa.Integer), sa.column("name", sa.String))

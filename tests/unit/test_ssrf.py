@@ -6,8 +6,14 @@ import ipaddress
 
 import pytest
 
-from app.core.errors import DomainError, as_api_error
-from app.core.ssrf import CallbackForbidden, check_callback_url, check_url, forbidden_reason, pin
+from app.core.http.errors import DomainError, as_api_error
+from app.core.http.ssrf import (
+    CallbackForbidden,
+    check_callback_url,
+    check_url,
+    forbidden_reason,
+    pin,
+)
 
 
 def resolver_for(*addresses: str):  # type: ignore[no-untyped-def]

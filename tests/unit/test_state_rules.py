@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from app.providers import counts as counting
-from app.providers import pointers
-from app.providers.counts import CountError, Counts, CountsSpec, evaluate, parse
-from app.providers.profile import load_profiles
-from app.providers.spec_states import Condition, StateRule
-from app.providers.state_rules import classify, holds
-from app.providers.types import RemoteClass as C
+from app.providers.answers.state_rules import classify, holds
+from app.providers.expressions import pointers
+from app.providers.language import counts as counting
+from app.providers.language.counts import CountError, Counts, CountsSpec, evaluate, parse
+from app.providers.language.loader import load_profiles
+from app.providers.language.spec_states import Condition, StateRule
+from app.providers.language.words import RemoteClass as C
 
 PROFILES = load_profiles(None, {})
 

@@ -6,10 +6,16 @@ from typing import Any
 
 import pytest
 
-from app.providers import templates
-from app.providers.http_util import quote_job_id
-from app.providers.pointers import MISSING
-from app.providers.templates import TemplateError, check, references, render, render_text
+from app.providers.calls.http_util import quote_job_id
+from app.providers.expressions import templates
+from app.providers.expressions.pointers import MISSING
+from app.providers.expressions.templates import (
+    TemplateError,
+    check,
+    references,
+    render,
+    render_text,
+)
 
 VALUES: dict[str, Any] = {
     "input": {"requests": [{"custom_id": "a"}, {"custom_id": "b"}], "model": "m-1", "n": 3},

@@ -1,4 +1,4 @@
-"""app/core/tracing.py on its own: off records and imports nothing, on refuses without
+"""app/core/obs/tracing.py on its own: off records and imports nothing, on refuses without
 its packages, and a provider call's span id is the one its `traceparent` carried."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from app.core import logs, telemetry, tracecontext, tracing
 from app.core.config import Settings
-from app.providers.profile import Profile
+from app.core.obs import logs, telemetry, tracecontext, tracing
+from app.providers.language.profile import Profile
 from tests.unit.provider_fakes import SECRET, answer
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
@@ -82,7 +82,7 @@ def test_off_imports_nothing_of_opentelemetry(tmp_path: Path) -> None:
         import asyncio, sys
         import fastapi, fastapi.routing, mcp, starlette.middleware.errors  # their own imports
         before = {{m for m in sys.modules if m.startswith("opentelemetry")}}
-        from app.core import telemetry, tracing
+        from app.core.obs import telemetry, tracing
         from app.core.config import Settings
         from app.main import create_app
         from app import cli

@@ -11,9 +11,10 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.core.clock import FakeClock
-from app.providers.client import ProviderClient
-from app.providers.profile import Profile, load_profiles
+from app.core.runtime.clock import FakeClock
+from app.providers.calls.client import ProviderClient
+from app.providers.language.loader import load_profiles
+from app.providers.language.profile import Profile
 from app.webhooks.secrets import REFETCH_MIN_SECONDS, WebhookSecrets
 
 NAME = "replicate_predictions"

@@ -9,7 +9,7 @@ import asyncpg
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from app.core.write_faults import StorageFull, kind_of
+from app.core.db.write_faults import StorageFull, kind_of
 
 
 class PgError(Exception):

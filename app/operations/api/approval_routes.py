@@ -6,8 +6,8 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from app.core.errors import ApiError, DomainError
-from app.core.json_body import StrictJsonRoute
+from app.core.http.errors import ApiError, DomainError
+from app.core.http.json_body import StrictJsonRoute
 from app.operations.api import error_docs
 from app.operations.api.endpoints import ERRORS, Operator, attach_operation, body_json, context_of
 from app.operations.contract.schemas import ApprovalDecisionRequest, OperationBody

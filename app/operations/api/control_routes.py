@@ -7,8 +7,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from app.core.errors import ApiError, DomainError
-from app.core.json_body import StrictJsonRoute
+from app.core.http.errors import ApiError, DomainError
+from app.core.http.json_body import StrictJsonRoute
 from app.operations.api import error_docs
 from app.operations.api.endpoints import (
     ERRORS,

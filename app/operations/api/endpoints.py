@@ -10,9 +10,9 @@ from fastapi.responses import JSONResponse
 
 from app.auth import deps
 from app.auth.deps import principal
-from app.core import json_guard
-from app.core.errors import ApiError, DomainError
-from app.core.json_body import StrictJsonRoute
+from app.core.http import json_guard
+from app.core.http.errors import ApiError, DomainError
+from app.core.http.json_body import StrictJsonRoute
 from app.operations.api import error_docs
 from app.operations.context import AppContext
 from app.operations.contract import cursors, ids

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core import write_faults
-from app.core.errors import verdict_of
+from app.core.db import write_faults
+from app.core.http.errors import verdict_of
 from app.operations.contract.schemas import ErrorBody, ErrorWithOperation
 
 OP = "op_01JD7ZQ6R4X0P8V6N1K2M3B4C5"

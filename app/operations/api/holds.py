@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from app.core.errors import ApiError
+from app.core.http.errors import ApiError
 
 RETRY_AFTER_SECONDS = 1
 

@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from app.core.config import Settings
-from app.providers.profile import load_profiles
+from app.providers.language.loader import load_profiles
 
 
 def describe_targets(schema: dict[str, Any], settings: Settings) -> None:

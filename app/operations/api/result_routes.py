@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
-from app.core.errors import ApiError
+from app.core.http.errors import ApiError
 from app.core.text import degrade
 from app.operations import repository as repo
 from app.operations.api import error_docs

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Query, Request, Response
 from sse_starlette.sse import EventSourceResponse
 from starlette.types import Receive, Scope, Send
 
-from app.core import telemetry
+from app.core.obs import telemetry
 from app.operations import repository as repo
 from app.operations.api import error_docs
 from app.operations.api.endpoints import ERRORS, Caller, body_json, context_of

@@ -15,7 +15,7 @@ import json
 import re
 from datetime import UTC, datetime
 
-from app.core.errors import ApiError
+from app.core.http.errors import ApiError
 from app.operations.domain.operation import Operation
 
 MAX_CURSOR_CHARS = 200  # a real list cursor is about 80

@@ -34,7 +34,7 @@ from app.operations.domain.states import (
     State,
     is_done,
 )
-from app.providers.types import SingleCreate
+from app.providers.language.words import SingleCreate
 
 MIN_POLL_AFTER = 5.0  # never invite an agent to check more often than this (seconds)
 APPROVAL_CHECK_SECONDS = 60.0  # how soon an agent checks back on a create held for approval

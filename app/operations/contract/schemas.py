@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl
 
-from app.core.json_guard import MAX_SAFE_INTEGER, NO_NUL, JsonObject, Text
-from app.providers.types import SingleCreate
+from app.core.http.json_guard import MAX_SAFE_INTEGER, NO_NUL, JsonObject, Text
+from app.providers.language.words import SingleCreate
 
 MAX_LABELS = 20
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 
-from app.core.txn import Txn
+from app.core.db.txn import Txn
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
 

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Column, Index, Integer, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
-from app.core.types import StrEnumType, UTCDateTime
+from app.core.db.types import StrEnumType, UTCDateTime
 from app.operations.domain.states import State
 
 
@@ -86,7 +86,7 @@ class OperationTable(SQLModel, table=True):
     result_size: int | None = None
     result_sha256: str | None = None
     result_summary: Any = _json()
-    # The outcome table's verdict for a result it collected (app/providers/outcome.py):
+    # The outcome table's verdict for a result it collected (app/providers/answers/outcome.py):
     # `succeeded` or `completed_with_errors` on a `succeeded` row; NULL elsewhere.
     outcome: str | None = None
     error: Any = _json()

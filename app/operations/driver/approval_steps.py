@@ -15,8 +15,8 @@ from app.operations.domain.operation import Operation
 from app.operations.domain.states import Evidence, EvidenceKind, State
 from app.operations.driver.decision import Decision
 from app.policy.counters import APPROVALS
-from app.providers.profile import Profile
-from app.providers.types import CallResult
+from app.providers.calls.types import CallResult
+from app.providers.language.profile import Profile
 
 
 def approval_deadline(op: Operation) -> datetime | None:

@@ -5,19 +5,20 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from app.core.write_faults import StorageFull
+from app.core.db.write_faults import StorageFull
 from app.operations.domain.states import Evidence, EvidenceKind, State
 from app.operations.driver.decision import Decision, Note, needs_human
-from app.providers.counts import Counts
-from app.providers.outcome import Facts, ResultClass, judge
-from app.providers.types import CallResult, Outcome, RemoteClass
+from app.providers.answers.outcome import Facts, ResultClass, judge
+from app.providers.calls.types import CallResult, Outcome
+from app.providers.language.counts import Counts
+from app.providers.language.words import RemoteClass
 from app.results.validate import Rules, canonical, check
 from app.results.validate import Verdict as CheckVerdict
 
 if TYPE_CHECKING:
     from app.operations.context import AppContext
     from app.operations.domain.operation import Operation
-    from app.providers.profile import Profile
+    from app.providers.language.profile import Profile
 
 
 _OUTPUT_FIELDS = ("result", "result_ref", "result_size", "result_sha256")

@@ -38,8 +38,8 @@ from app.operations.driver.step_common import (
     remote_fields,
 )
 from app.operations.repository import CreateTally
-from app.providers.profile import Profile
-from app.providers.types import CallResult, Outcome
+from app.providers.calls.types import CallResult, Outcome
+from app.providers.language.profile import Profile
 
 
 async def step_create_pending(

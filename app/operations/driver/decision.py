@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.operations.domain.states import Evidence, State
-from app.providers.types import CallResult, Exchange
+from app.providers.calls.types import CallResult, Exchange
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from app.core.write_faults import kind_of
+from app.core.db.write_faults import kind_of
 from app.operations.context import AppContext
 from app.operations.domain.operation import Operation
 

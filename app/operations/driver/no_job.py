@@ -20,8 +20,8 @@ from app.operations.domain.states import Evidence, EvidenceKind, State
 from app.operations.driver.decision import Decision
 from app.operations.driver.step_common import deadline_passed, delay_for
 from app.operations.repository import CreateTally
-from app.providers.profile import Profile
-from app.providers.types import CallResult, Exchange, NoJobProof
+from app.providers.calls.types import CallResult, Exchange, NoJobProof
+from app.providers.language.profile import Profile
 
 NOT_SENT = "create_not_sent"  # error code: no create ever reached the provider
 NOT_STARTED = "create_not_started"  # error code: the provider refused every create

@@ -1,6 +1,6 @@
 """A confirmed cancellation: what the provider's documents show is kept with it.
 
-The outcome table (app/providers/outcome.py) says a `cancelled` job's documents are
+The outcome table (app/providers/answers/outcome.py) says a `cancelled` job's documents are
 collected: the items done before the cancel are kept and offered as partial output,
 and the items that did not succeed (cancelled, expired, failed: the provider's own
 result lines where it writes them) are listed at `/errors`, with the counts in
@@ -15,16 +15,16 @@ no words ever offer what `GET /result` would not show.
 
 from __future__ import annotations
 
-from app.core.write_faults import StorageFull
+from app.core.db.write_faults import StorageFull
 from app.operations.context import AppContext
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
 from app.operations.driver.collect import checked, holds_items, summary_of
 from app.operations.driver.decision import Decision, Note
 from app.operations.driver.step_common import exchanges_of, read_result
-from app.providers.outcome import Facts, judge
-from app.providers.profile import Profile
-from app.providers.types import CallResult, Outcome
+from app.providers.answers.outcome import Facts, judge
+from app.providers.calls.types import CallResult, Outcome
+from app.providers.language.profile import Profile
 
 NOTE = "partial_output"  # the history kind of the note a dropped partial output leaves
 

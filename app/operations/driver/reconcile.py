@@ -32,8 +32,8 @@ from app.operations.driver.step_common import (
     remote_fields,
     worker_tag,
 )
-from app.providers.profile import Profile
-from app.providers.types import CallResult, Exchange, LookupResult, Outcome
+from app.providers.calls.types import CallResult, Exchange, LookupResult, Outcome
+from app.providers.language.profile import Profile
 
 DEFAULT_SKEW_SECONDS = 300.0  # the search window's margin when the profile has no lookup
 

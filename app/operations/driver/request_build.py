@@ -13,7 +13,7 @@ from __future__ import annotations
 from app.operations.domain.states import Evidence, EvidenceKind, State
 from app.operations.driver.decision import Decision
 from app.operations.driver.step_common import exchanges_of
-from app.providers.types import CallResult, Outcome
+from app.providers.calls.types import CallResult, Outcome
 
 CODE = EvidenceKind.REQUEST_BUILD_FAILED.value
 

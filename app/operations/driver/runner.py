@@ -13,7 +13,8 @@ import logging
 from datetime import timedelta
 from typing import Any
 
-from app.core import faults, logs, telemetry
+from app.core.obs import logs, telemetry
+from app.core.runtime import faults
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.context import AppContext
@@ -24,7 +25,7 @@ from app.operations.driver.decision import Decision
 from app.operations.driver.steps import step
 from app.operations.hold import Holder
 from app.operations.repository import Fence
-from app.providers.types import CallResult
+from app.providers.calls.types import CallResult
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal, final
 
-from app.core import faults
+from app.core.runtime import faults
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.context import AppContext
@@ -35,9 +35,10 @@ from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
 from app.operations.driver.step_common import worker_tag
 from app.operations.repository import CreateTally, Fence
-from app.providers.lookup import LookupEndpoint
-from app.providers.profile import Profile
-from app.providers.types import CallResult, SingleCreate
+from app.providers.calls.types import CallResult
+from app.providers.language.profile import Profile
+from app.providers.language.spec_lookup import LookupEndpoint
+from app.providers.language.words import SingleCreate
 
 INTAKE_LEASE_TOKEN = 1  # the lease the create request takes; a higher token means it died
 

@@ -7,9 +7,10 @@ from typing import Any
 
 from app.operations.context import AppContext
 from app.operations.domain.operation import Operation
-from app.providers.backoff import next_poll_delay
-from app.providers.profile import Profile
-from app.providers.types import CallResult, Exchange, LookupResult, RemoteClass
+from app.providers.answers.backoff import next_poll_delay
+from app.providers.calls.types import CallResult, Exchange, LookupResult
+from app.providers.language.profile import Profile
+from app.providers.language.words import RemoteClass
 
 SUCCESS = (RemoteClass.SUCCEEDED, RemoteClass.SUCCEEDED_PARTIAL)
 

@@ -22,12 +22,12 @@ from app.operations.context import AppContext
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import Evidence, EvidenceKind, State, TransitionRefused
 from app.operations.repository import Fence
-from app.providers.http_util import scrub, secret_variants
+from app.providers.calls.http_util import scrub, secret_variants
 
 log = logging.getLogger(__name__)
 
 MESSAGE_CHARS = 200  # the exception's message, first line only, cut to this
-APP_ROOT = Path(__file__).resolve().parents[1]  # frames are shown relative to app/
+APP_ROOT = Path(__file__).resolve().parents[2]  # app/: frames are shown from there
 
 
 def summarize(exc: BaseException, variants: list[str]) -> dict[str, str | None]:

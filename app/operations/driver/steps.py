@@ -24,7 +24,7 @@ from app.operations.driver.watch_steps import (
     step_cancelling,
     step_observing,
 )
-from app.providers.types import CallResult
+from app.providers.calls.types import CallResult
 
 
 async def step(ctx: AppContext, op: Operation, carry: CallResult | None) -> Decision:

@@ -19,9 +19,10 @@ from app.operations.driver.step_common import (
     remote_fields,
     worker_tag,
 )
-from app.providers.outcome import outcome
-from app.providers.profile import Profile
-from app.providers.types import CallResult, Outcome, RemoteClass
+from app.providers.answers.outcome import outcome
+from app.providers.calls.types import CallResult, Outcome
+from app.providers.language.profile import Profile
+from app.providers.language.words import RemoteClass
 
 
 async def step_accepted(

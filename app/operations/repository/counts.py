@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from app.core.txn import Txn
+from app.core.db.txn import Txn
 from app.operations.domain.states import TERMINAL, State
 from app.operations.repository.reads import needs_human
 from app.operations.repository.tables import OPS

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import func, or_, select, text
 
-from app.core.txn import Txn
+from app.core.db.txn import Txn
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import NEEDS_ATTENTION, TERMINAL, State
 from app.operations.repository.tables import OPS, operations_of, select_operations

@@ -6,8 +6,9 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import bindparam, or_, select
 
-from app.core import queue, telemetry
-from app.core.txn import Txn
+from app.core.db import queue
+from app.core.db.txn import Txn
+from app.core.obs import telemetry
 from app.operations.domain.operation import Operation
 from app.operations.repository.tables import OPS, Fence, operations_of, select_operations
 from app.operations.repository.writes import fenced_update

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, and_, bindparam, or_, select
 from sqlalchemy.exc import DataError
 
-from app.core.txn import Txn
+from app.core.db.txn import Txn
 from app.operations.domain.models import HistoryEntry, ResultItem
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import NEEDS_ATTENTION, AgentStatus, State

@@ -10,7 +10,7 @@ from typing import TypedDict
 from sqlalchemy import Update, bindparam, func, insert, or_, update
 
 from app import audit
-from app.core.txn import Txn
+from app.core.db.txn import Txn
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import State, is_done
 from app.operations.repository.tables import HIST, ITEMS, OPS, Fence, operation_values
@@ -184,13 +184,13 @@ async def transition(
     if txn.dialect.name != "postgresql":
         return await _one_row(txn, stmt, params)
     # Delivered on commit, so listeners never see a change that rolled back. "open"
-    # says the operation is certainly not done (core/pg_listen.py).
+    # says the operation is certainly not done (app/core/db/drivers/pg_listen.py).
     params["k_note"] = note(op_id, to, fields)
     return len((await txn.execute(_NOTIFYING[stmt], params)).all()) == 1
 
 
 def note(op_id: str, to: State, fields: Fields) -> str:
-    """The NOTIFY payload of a transition (app/core/pg_listen.py): "open" if it left the
+    """The NOTIFY payload of a transition (app/core/db/drivers/pg_listen.py): "open" if it left the
     operation certainly not done, and the Unix time it falls due if it went back to the
     queue (no lease, a next poll)."""
     if is_done(to):

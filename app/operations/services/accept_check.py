@@ -21,15 +21,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.errors import Conflict, Invalid
-from app.core.txn import Txn
+from app.core.db.txn import Txn
+from app.core.http.errors import Conflict, Invalid
 from app.operations import repository as repo
 from app.operations.context import AppContext
 from app.operations.domain.operation import Operation
-from app.providers import pointers
-from app.providers.pointers import MISSING
-from app.providers.profile import Profile
-from app.providers.types import CallResult, Exchange, Outcome
+from app.providers.calls.types import CallResult, Exchange, Outcome
+from app.providers.expressions import pointers
+from app.providers.expressions.pointers import MISSING
+from app.providers.language.profile import Profile
 
 
 @dataclass(frozen=True)

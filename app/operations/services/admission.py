@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from app.core.errors import ApiError
-from app.core.txn import Txn
+from app.core.db.txn import Txn
+from app.core.http.errors import ApiError
 from app.operations.repository import gate as repo
 from app.policy import cost as costs
 from app.policy.counters import REFUSALS

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.auth import deps
-from app.core.errors import ApiError, Conflict
+from app.core.http.errors import ApiError, Conflict
 from app.operations import ledger
 from app.operations.context import AppContext
 from app.operations.domain.operation import Operation

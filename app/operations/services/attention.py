@@ -9,8 +9,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from app.core.errors import Conflict, Invalid
-from app.core.txn import Txn
+from app.core.db.txn import Txn
+from app.core.http.errors import Conflict, Invalid
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.context import AppContext

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from app.auth import deps
-from app.core.errors import Conflict
+from app.core.http.errors import Conflict
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.context import AppContext

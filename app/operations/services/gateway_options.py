@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.errors import Invalid
+from app.core.http.errors import Invalid
 from app.operations.contract.schemas import GATEWAY_OPTIONS
-from app.providers import templates
-from app.providers.profile import Profile
+from app.providers.expressions import templates
+from app.providers.language.profile import Profile
 
 
 def sent_input_fields(profile: Profile, kind: str) -> set[str] | None:

@@ -5,7 +5,7 @@ caller) is committed before any provider call, and the request holds the first
 lease so no observer races it; if the process dies, the lease lapses and an
 observer resumes the create with the same token. The request answers within
 `create_answer_seconds` whatever the provider does: the create goes on in a task of
-its own (app/core/background.py), still under that lease.
+its own (app/core/runtime/background.py), still under that lease.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ import rfc8785
 from sqlalchemy.exc import IntegrityError
 from ulid import ULID
 
-from app.core import faults, telemetry, tracecontext
-from app.core.errors import BadInput, Invalid
-from app.core.ssrf import check_callback_url
+from app.core.http.errors import BadInput, Invalid
+from app.core.http.ssrf import check_callback_url
+from app.core.obs import telemetry, tracecontext
+from app.core.runtime import faults
 from app.operations import repository as repo
 from app.operations.context import AppContext
 from app.operations.contract import ids

@@ -7,8 +7,9 @@ transaction; refusals are domain errors (`core.errors`), mapped to HTTP once.
 from __future__ import annotations
 
 from app.auth import deps
-from app.core import json_guard, text
-from app.core.errors import Invalid, NotFound
+from app.core import text
+from app.core.http import json_guard
+from app.core.http.errors import Invalid, NotFound
 from app.operations import repository as repo
 from app.operations.context import AppContext
 from app.operations.contract import cursors

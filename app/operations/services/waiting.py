@@ -12,9 +12,9 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
-from app.core import telemetry
-from app.core.db import Database
-from app.core.notify import Notifier
+from app.core.db.database import Database
+from app.core.obs import telemetry
+from app.core.runtime.notify import Notifier
 from app.operations import repository as repo
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import is_done

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.providers.aip151 import CANCELLED, LongRunningOperation, code_of, done
-from app.providers.counts import Counts
+from app.providers.authoring.aip151 import CANCELLED, LongRunningOperation, code_of, done
+from app.providers.language.counts import Counts
 
 # google.rpc.Code names, for the failed items agents read at /errors.
 CODE_NAMES = {

@@ -1,0 +1,178 @@
+"""What a provider answer says, read through the profile: pure, no I/O.
+
+The job id (from the body or a header), the state and its class (state rules over
+the body and its counts), progress, the provider's error, its poll and retry hints,
+the named fields later templates use, the URLs to follow, and an inline result.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.providers.answers.state_rules import classify
+from app.providers.answers.values import as_int, as_seconds, as_str, follow, present
+from app.providers.expressions import pointers
+from app.providers.expressions.pointers import MISSING
+from app.providers.language import counts as counting
+from app.providers.language.counts import Counts
+from app.providers.language.profile import Profile
+from app.providers.language.spec_requests import CreateEndpoint, ValueSource
+from app.providers.language.words import RemoteClass
+
+
+@dataclass(frozen=True)
+class Progress:
+    completed: int | None = None
+    total: int | None = None
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+
+
+@dataclass(frozen=True)
+class Seen:
+    """The profile's reading of one answer."""
+
+    job_id: str | None = None
+    state: str | None = None
+    remote_class: RemoteClass | None = None
+    progress: Progress | None = None
+    error: dict[str, Any] | None = None
+    poll_hint: float | None = None
+    remote_time: str | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
+    counts: Counts | None = None
+    status_url: str | None = None
+    cancel_url: str | None = None
+    inline: Any = MISSING  # the inline result document, if the answer has one
+
+
+def source(src: ValueSource, body: Any, headers: Mapping[str, str]) -> str | None:
+    """A value from the body or a header, cut by the source's pattern."""
+    if src.pointer is not None:
+        value = as_str(pointers.get(body, src.pointer))
+    else:
+        value = headers.get(src.header or "")
+    if value is None:
+        return None
+    if src.pattern is not None:
+        match = re.search(src.pattern, value)
+        value = match.group(1) if match else None
+    return value or None
+
+
+def _url(src: ValueSource | None, body: Any, headers: Mapping[str, str], base: str) -> str | None:
+    found = source(src, body, headers) if src is not None else None
+    return follow(base, found) if found else None
+
+
+def error_of(value: Any) -> dict[str, Any] | None:
+    """The provider's error as an object (a bare message becomes ``{"message": ...}``)."""
+    value = present(value)
+    if isinstance(value, dict):
+        return value
+    return {"message": value} if value else None
+
+
+def seen(
+    profile: Profile,
+    body: Any,
+    headers: Mapping[str, str],
+    request_url: str,
+    create: CreateEndpoint | None = None,
+) -> Seen:
+    """Read one answer (create, status, cancel) through the profile."""
+    p = profile.pointers
+    job_id = as_str(pointers.get(body, p.job_id))
+    if create is not None and create.job_id is not None:
+        job_id = source(create.job_id, body, headers)
+    found_counts = counts_of(profile, body, "status")
+    state, cls = classify(
+        body,
+        state=p.state,
+        states=profile.states,
+        rules=profile.state_rules,
+        counts=found_counts,
+    )
+    if body is not None and (said := profile.hooks.classify(body, found_counts)) is not None:
+        cls = said
+    completed = as_int(pointers.get(body, p.progress_completed))
+    total = as_int(pointers.get(body, p.progress_total))
+    fields = {
+        name: value
+        for name, pointer in p.fields.items()
+        if (value := present(pointers.get(body, pointer))) is not None
+    }
+    return Seen(
+        job_id=job_id,
+        state=state,
+        remote_class=cls,
+        progress=None if completed is None and total is None else Progress(completed, total),
+        error=error_of(pointers.get(body, p.error)),
+        poll_hint=as_seconds(pointers.get(body, p.poll_hint)),
+        remote_time=as_str(pointers.get(body, p.remote_time)),
+        fields=fields,
+        counts=found_counts,
+        status_url=_url(create.status_url if create else None, body, headers, request_url),
+        cancel_url=_url(create.cancel_url if create else None, body, headers, request_url),
+        inline=pointers.get(body, p.inline_result),
+    )
+
+
+def counts_of(profile: Profile, body: Any, source: str) -> Counts | None:
+    """The item counts of an answer of ``source`` (status | result), when the profile reads
+    its counts from that kind of answer: the adapter's count first, then ``counts``."""
+    spec = profile.counts
+    if (spec.source if spec is not None else "status") != source or body is None:
+        return None
+    found = profile.hooks.count(body)
+    if found is not None:
+        return found
+    return counting.read(spec, body) if spec is not None else None
+
+
+def result_document(profile: Profile, doc: Any) -> dict[str, Any]:
+    """Data, claimed checksum and failed items of a JSON result document (the adapter's
+    `result` and `failed_items` first, then ``pointers.result``)."""
+    rp = profile.pointers.result
+    data = profile.hooks.result(doc)
+    if data is None:
+        data = present(pointers.get(doc, rp.data))
+    failed = profile.hooks.failed_items(doc)
+    if failed is None:
+        failed = pointers.get(doc, rp.failed_items)
+    return {
+        "result": data,
+        "result_sha256": as_str(pointers.get(doc, rp.sha256)),
+        "failed_items": failed if isinstance(failed, list) else [],
+    }
+
+
+def _wild(value: Any, tokens: list[str]) -> Any:
+    # "*" matches any element of an array: the first one where the rest resolves.
+    if not tokens:
+        return value
+    head, rest = tokens[0], tokens[1:]
+    if head == "*" and isinstance(value, list):
+        for item in value:
+            found = _wild(item, rest)
+            if found is not MISSING:
+                return found
+        return MISSING
+    found = pointers.get(value, "/" + pointers.escape(head))
+    return MISSING if found is MISSING else _wild(found, rest)
+
+
+def retry_hint(profile: Profile, body: Any) -> float | None:
+    """The provider's own retry delay in an error answer (seconds), per ``retry_hint``."""
+    hint = profile.retry_hint
+    if hint is None or body is None:
+        return None
+    tokens = [t.replace("~1", "/").replace("~0", "~") for t in hint.pointer.split("/")[1:]]
+    value = _wild(body, tokens)
+    if hint.format == "duration" and isinstance(value, str):
+        match = _DURATION.match(value)
+        return float(match.group(1)) if match else None
+    return as_seconds(value)
