@@ -144,16 +144,16 @@ class Database:
                 txn_module.seen(txn, began, (), 0.0)
             try:
                 yield txn
-                await txn._before_commit()
+                await txn.prepare_commit()
                 try:
                     await conn.commit()
                 except Exception as err:
                     raise conn.translate(err, "COMMIT", ()) from err
             except BaseException:
                 await _reset(conn)
-                txn._rolled_back()
+                txn.rolled_back()
                 raise
-            txn._committed()
+            txn.committed()
 
     async def dispose(self) -> None:
         await self.pool.dispose()

@@ -13,26 +13,28 @@ from sqlalchemy import exc
 class Mapping:
     """A row's values by column name (or column object), like SQLAlchemy's `RowMapping`."""
 
-    __slots__ = ("_row",)
+    __slots__ = ("_row", "_index", "_keys")
 
-    def __init__(self, row: Row) -> None:
+    def __init__(self, row: Row, index: dict[Any, int], keys: tuple[str, ...]) -> None:
         self._row = row
+        self._index = index
+        self._keys = keys
 
     def __getitem__(self, key: Any) -> Any:
-        return self._row[self._row._index[key]]
+        return self._row[self._index[key]]
 
     def get(self, key: Any, default: Any = None) -> Any:
-        i = self._row._index.get(key)
+        i = self._index.get(key)
         return default if i is None else self._row[i]
 
     def keys(self) -> list[str]:
-        return list(self._row._keys)
+        return list(self._keys)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._row._keys)
+        return iter(self._keys)
 
     def __len__(self) -> int:
-        return len(self._row._keys)
+        return len(self._keys)
 
 
 class Row(tuple[Any, ...]):
@@ -53,7 +55,7 @@ class Row(tuple[Any, ...]):
 
     @property
     def _mapping(self) -> Mapping:
-        return Mapping(self)
+        return Mapping(self, self._index, self._keys)
 
     def _asdict(self) -> dict[str, Any]:
         return dict(zip(self._keys, self, strict=True))

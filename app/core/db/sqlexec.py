@@ -22,14 +22,14 @@ what SQLAlchemy's own engine sends and its ORM reads, on both back-ends.
 from __future__ import annotations
 
 import contextlib
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Float, exc, inspect
 from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.orm import configure_mappers
-from sqlalchemy.sql.sqltypes import NumericCommon
-from sqlalchemy.util import LRUCache
+from sqlalchemy.types import NumericCommon
 
 from app.core.db.rows import Row
 
@@ -186,7 +186,8 @@ class Compiler:
 
     def __init__(self, dialect: Dialect, size: int = CACHE_SIZE) -> None:
         self.dialect = dialect
-        self.cache: LRUCache[Any, Plan] = LRUCache(size)
+        self.cache: OrderedDict[Any, Plan] = OrderedDict()
+        self.size = size
         self.compiles = 0  # statements compiled (benches, the statement-budget test)
 
     def plan(self, stmt: Any, keys: Iterable[str], many: bool) -> Plan:
@@ -197,6 +198,10 @@ class Compiler:
             self.compiles += 1
             plan = Plan(stmt, self.dialect, names, many)
             self.cache[key] = plan
+            if len(self.cache) > self.size:  # least recently used first
+                self.cache.popitem(last=False)
+        else:
+            self.cache.move_to_end(key)
         return plan
 
 

@@ -7,10 +7,10 @@ for each), `add()` and `flush()` for a new mapped object, `stream()`,
 SQLAlchemy's, compiled and converted by SQLAlchemy (app/core/db/sqlexec.py); there is no
 identity map, no unit of work and no lazy loading, none of which jobgate used.
 
-`app/core/db/database.py` opens and ends transactions. Before a COMMIT the database's
-`before_commit` hooks run in it (wired where the app is built: the audit trail appends
-its entries there); after it, the callbacks given to `on_commit`; after a rollback,
-none of them.
+`app/core/db/database.py` opens and ends transactions. Before the COMMIT of a
+transaction that writes, the database's `before_commit` hooks run in it (wired where the
+app is built: the audit trail appends its entries there); after it, the callbacks given
+to `on_commit`; after a rollback, none of them.
 """
 
 from __future__ import annotations
@@ -209,12 +209,16 @@ class Txn:
             raise
         await self.raw(f"RELEASE SAVEPOINT {name}")
 
-    async def _before_commit(self) -> None:
+    async def prepare_commit(self) -> None:
+        """Just before COMMIT: flush, then the `before_commit` hooks, only in a transaction
+        that writes (opened to write, or a statement of it wrote): a read commits as it is."""
         await self.flush()
-        for hook in self.before_commit:
-            await hook(self)
+        if self.write or self.wrote:
+            for hook in self.before_commit:
+                await hook(self)
 
-    def _committed(self) -> None:
+    def committed(self) -> None:
+        """After COMMIT: the probes, then the callbacks given to `on_commit`."""
         for probe in PROBES:
             probe.commit(self)
         hooks, self._after_commit = self._after_commit, []
@@ -224,7 +228,8 @@ class Txn:
             except Exception:  # telemetry must never break a committed write
                 log.exception("after-commit hook failed")
 
-    def _rolled_back(self) -> None:
+    def rolled_back(self) -> None:
+        """After a rollback: nothing queued survives it."""
         self._after_commit.clear()
         self._pending.clear()
         for probe in PROBES:

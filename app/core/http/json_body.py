@@ -18,14 +18,16 @@ from fastapi.routing import APIRoute
 
 from app.core.http import json_guard
 
+_UNREAD = object()  # the body has not been parsed yet
+
 
 class _StrictJsonRequest(Request):
     """A request whose `json()` is the guarded parse (FastAPI reads the body through it)."""
 
-    _checked: Any
+    _checked: Any = _UNREAD
 
     async def json(self) -> Any:
-        if not hasattr(self, "_checked"):
+        if self._checked is _UNREAD:
             value = json_guard.loads(await self.body())
             json_guard.check(value)
             self._checked = value

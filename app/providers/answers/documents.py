@@ -38,6 +38,7 @@ class DocumentInfo:
     skipped: str | None = None  # why it was not fetched (an optional document without address)
     error: str | None = None
 
+
 HEAD_BYTES = 16 * 1024  # the start of a document kept for the exchange record
 
 

@@ -28,6 +28,7 @@ class Progress:
     completed: int | None = None
     total: int | None = None
 
+
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
 

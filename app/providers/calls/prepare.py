@@ -232,5 +232,3 @@ def _adapted(profile: Profile, kind: str, body: Any, input: Any) -> Any:
         raise BuildError(f"create: the adapter's create_body failed: {type(exc).__name__}: "
                          f"{exc}") from None  # fmt: skip
     return body if built is None else built
-
-

@@ -29,7 +29,6 @@ class ProfileError(Exception):
         self.problems = problems or [message]
 
 
-
 def _moved(profile: Profile, base_url: str) -> ManualSearch:
     """The manual search hint with the base URL moved too: a person told to list a
     provider's jobs is sent where this gateway really calls (a regional host, a fake),
