@@ -76,7 +76,6 @@ def build_context(
         clock = DatabaseClock(
             host_clock or SystemClock(), limit_seconds=settings.clock_skew_limit_seconds
         )
-    outbox.subscribe()  # completion callbacks follow the ledger's `done` event
     # Spans (JOBGATE_OTEL=on) for the gateway and the standalone observer alike; the lifespan
     # shuts them down, `observe` flushes at exit (tracing.setup).
     tracing.setup(settings.otel)
@@ -94,6 +93,7 @@ def build_context(
         worker_id=settings.observer_id or default_worker_id(),
         env=env,
         policy=policy,
+        on_done=(outbox.on_done,),  # completion callbacks follow the ledger's `done`
     )
     if isinstance(clock, DatabaseClock):
         ctx.clock_health = clock.health  # what readiness and the observer read

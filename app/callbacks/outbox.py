@@ -17,7 +17,6 @@ from app.core.db import queue
 from app.core.db.sql import insert_if_absent
 from app.core.db.txn import Txn
 from app.operations.contract.presenter import to_body
-from app.operations.domain import events
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
 
@@ -60,14 +59,11 @@ async def enqueue_completion(txn: Txn, op: Operation, final_state: State, now: d
     return await insert_if_absent(txn, OUTBOX, row)
 
 
-async def _on_done(txn: Txn, op: Operation, state: State, now: datetime) -> None:
+async def on_done(txn: Txn, op: Operation, state: State, now: datetime) -> None:
+    """The ledger's done handler: enqueue the completion event of an operation with a
+    callback URL, in the transaction that made it done."""
     if op.callback_url:
         await enqueue_completion(txn, op, state, now)
-
-
-def subscribe() -> None:
-    """Enqueue a completion event whenever the ledger reports an operation done."""
-    events.on_done(_on_done)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from app.core.http.ssrf import Resolver, system_resolver
 from app.core.runtime.background import Background
 from app.core.runtime.clock import Clock
 from app.core.runtime.notify import Notifier
+from app.operations.domain.events import DoneHandler
 
 if TYPE_CHECKING:
     from app.operations.hold import Holder
@@ -54,6 +55,12 @@ class AppContext:
     policy: Policy | None = None
     # Callback hosts are resolved through this (tests inject one; no outside DNS).
     resolver: Resolver = system_resolver
+    # Run by the ledger, in the writer's transaction, when an operation is done (the
+    # callback outbox's enqueue, given where the app is built).
+    on_done: tuple[DoneHandler, ...] = ()
+    # Provider answers waiting in this process for the database to come back
+    # (`runner.apply`, docs/operations.md "When storage or the database fails").
+    answers_waiting: int = 0
 
     def now(self) -> datetime:
         return self.clock.now()

@@ -2,7 +2,11 @@
 
 A transition is applied only if the state machine allows it with its evidence AND
 the row still has the state, version and lease the writer read. Refusals are
-recorded in history (in their own transaction) and never change the row.
+recorded in history (in their own transaction) and never change the row. The first
+state of an operation (its intent) is written here too (`record_intent`), so every
+transition row in history comes from this module. When an operation reaches a done
+state, the context's `on_done` handlers (wired where the app is built: the callback
+outbox) write in the same transaction.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 from app.core.db.txn import Txn
 from app.core.obs import telemetry
 from app.operations import repository as repo
-from app.operations.domain import events
+from app.operations.context import AppContext
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import (
     Evidence,
@@ -26,7 +30,25 @@ from app.operations.domain.states import (
 from app.operations.repository import Fence, HistoryRow
 
 
+async def record_intent(txn: Txn, op: Operation, *, actor: str, cause: str, data: Any) -> None:
+    """Insert the new operation in its first state with that transition's history row
+    (from no state): the intent, committed before any provider call."""
+    await repo.insert_operation(txn, op)
+    entry = repo.history_row(
+        operation_id=op.id,
+        at=op.created_at,
+        kind="transition",
+        actor=actor,
+        cause=cause,
+        from_state=None,
+        to_state=op.state.value,
+        data=data,
+    )
+    await repo.append_history_rows(txn, [entry])
+
+
 async def transition(
+    ctx: AppContext,
     txn: Txn,
     op: Operation,
     to: State,
@@ -84,8 +106,9 @@ async def transition(
     op.updated_at = now
     txn.on_commit(_announce(op, from_state, to, actor, cause))
     if is_done(to):
-        # Subscribers (the callbacks outbox) write in this transaction: no lost or phantom event.
-        await events.emit_done(txn, op, to, now)
+        # The handlers (the callbacks outbox) write in this transaction: no lost or phantom event.
+        for handler in ctx.on_done:
+            await handler(txn, op, to, now)
     return True
 
 

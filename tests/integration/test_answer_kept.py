@@ -1,5 +1,5 @@
 """A provider's answer that arrives while the database is away is kept and written when
-it returns (app/operations/driver/kept_answers.py; docs/operations.md, "When storage or
+it returns (`runner.apply`; docs/operations.md, "When storage or
 the database fails").
 
 The gateway reaches PostgreSQL through a proxy; its outbound transport cuts the proxy
@@ -25,7 +25,6 @@ from sqlalchemy.engine import make_url
 
 from app.core.runtime.clock import FakeClock
 from app.operations import repository as repo
-from app.operations.driver import kept_answers
 from tests.conftest import Gateway, make_settings
 from tests.support.single_create import PROFILES
 from tests.support.tcp_proxy import TcpProxy, tcp_proxy
@@ -94,7 +93,7 @@ async def test_a_create_answered_during_an_outage_is_bound_to_its_one_job(
     # is away: a 202 in flight, or a 503 that the agent retries with the same key.
     assert r.status_code in (202, 503), r.text
     await _until(
-        lambda: kept_answers.waiting() == 1 or not len(gw.ctx.background), "the create hangs"
+        lambda: gw.ctx.answers_waiting == 1 or not len(gw.ctx.background), "the create hangs"
     )
     assert cutter.creates == 1
 
@@ -104,7 +103,7 @@ async def test_a_create_answered_during_an_outage_is_bound_to_its_one_job(
         assert time.monotonic() < ends, "the kept answer was never written"
         gw.clock.advance(0.5)
         await asyncio.sleep(0.02)
-    assert kept_answers.waiting() == 0
+    assert gw.ctx.answers_waiting == 0
 
     again = await gw.http.post("/v1/operations", json=body, headers={"Idempotency-Key": key})
     assert again.status_code in (200, 202), again.text

@@ -1,8 +1,10 @@
-"""Events the ledger emits inside the transaction that caused them.
+"""What the ledger tells higher layers inside the transaction that caused it.
 
-Higher layers subscribe (completion callbacks enqueue their outbox row on `done`)
-so the ledger never imports them. A handler runs in the writer's transaction: what
-it writes commits with the state change or not at all.
+A `DoneHandler` runs when an operation reaches a done state, in the writer's
+transaction: what it writes commits with the state change or not at all (the
+completion callbacks enqueue their outbox row this way). Handlers are given to the
+`AppContext` where the app is built (`app/main.py`), so the ledger never imports them
+and no process-wide list holds them.
 """
 
 from __future__ import annotations
@@ -15,17 +17,3 @@ from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
 
 DoneHandler = Callable[[Txn, Operation, State, datetime], Awaitable[object]]
-
-_done: list[DoneHandler] = []
-
-
-def on_done(handler: DoneHandler) -> None:
-    """Subscribe to 'an operation reached a done state'; subscribing twice is a no-op."""
-    if handler not in _done:
-        _done.append(handler)
-
-
-async def emit_done(txn: Txn, op: Operation, state: State, now: datetime) -> None:
-    """Run every `done` handler, in subscription order, in the caller's transaction."""
-    for handler in _done:
-        await handler(txn, op, state, now)

@@ -6,13 +6,11 @@ lease), so there is exactly one mechanism that moves operations forward.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import functools
 import logging
 from datetime import timedelta
 from typing import Any
 
+from app.core.db.write_faults import kind_of
 from app.core.obs import logs, telemetry
 from app.core.runtime import faults
 from app.operations import ledger
@@ -20,7 +18,7 @@ from app.operations import repository as repo
 from app.operations.context import AppContext
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import Evidence, TransitionRefused, is_done
-from app.operations.driver import kept_answers, step_failures
+from app.operations.driver import lease, step_failures
 from app.operations.driver.decision import Decision
 from app.operations.driver.steps import step
 from app.operations.hold import Holder
@@ -31,6 +29,9 @@ log = logging.getLogger(__name__)
 
 MAX_STEPS = 8  # steps one lease may chain (create -> collect -> succeeded is 3)
 REFUSAL_RETRY_SECONDS = 60.0  # a refused transition is a bug: look again later, slowly
+MAX_KEPT = 1000  # provider answers waiting for the database, per process (a few KB each)
+FIRST_RETRY_SECONDS = 0.25  # a kept answer's next write; then doubled, at most:
+MAX_RETRY_SECONDS = 5.0
 
 
 async def process(
@@ -51,18 +52,13 @@ async def _process(ctx: AppContext, op: Operation, fence: Fence, hold: Holder | 
         if is_done(op.state):
             await _release_done(ctx, op, fence)
             return op
-        if not await _ensure_lease(ctx, op, fence):
+        if not await lease.ensure(ctx, op, fence):
             return op
         try:
-            decision = await _step_with_heartbeat(ctx, op, fence, carry)
+            decision = await lease.beating(ctx, op, fence, step(ctx, op, carry))
             faults.maybe_crash(ctx.settings, f"before_apply_{op.state}")  # made, not recorded
             held = _holds(ctx, op, decision, hold)
-            applied = await kept_answers.write_kept(
-                ctx,
-                op,
-                functools.partial(apply, ctx, op, fence, decision, held=held),
-                answered=bool(decision.exchanges),  # a provider answered: keep it
-            )
+            applied = await apply(ctx, op, fence, decision, held=held)
         except Exception as exc:  # counted, recorded, logged; `stalled` after too many in a row
             retry = _retry_fields(ctx, "step raised; retrying later")
             await step_failures.record(ctx, op, fence, exc, retry=retry)
@@ -130,6 +126,55 @@ def _schedule(
 async def apply(
     ctx: AppContext, op: Operation, fence: Fence, decision: Decision, *, held: bool = False
 ) -> bool:
+    """Write what a step decided: the one path every step's write takes.
+
+    A decision that carries a provider's answer (its exchanges) is kept when the write
+    fails because the database is away (or busy, or full): for a create that answer may
+    be the job id of a job that now runs, which a provider without an idempotency token
+    or a lookup could never tell again. The write is tried again, with backoff, while the
+    lease holds (past it another observer may own the operation) and while fewer than
+    `MAX_KEPT` answers wait in this process; then the failure is raised and the step
+    counts as failed (docs/operations.md, "When storage or the database fails").
+    """
+    try:
+        return await _write(ctx, op, fence, decision, held)
+    except Exception as exc:
+        if not decision.exchanges or kind_of(exc) is None or ctx.answers_waiting >= MAX_KEPT:
+            raise
+        first = exc
+    ctx.answers_waiting += 1
+    try:
+        delay = FIRST_RETRY_SECONDS
+        while True:
+            left = lease.left(ctx, op)
+            if left <= delay:
+                log.error("the database stayed away past the lease of %s; answer dropped", op.id)
+                raise first
+            log.warning(
+                "database away while writing a provider's answer for %s; kept, retrying in "
+                "%.2f s (%.1f s of lease left)",
+                op.id,
+                delay,
+                left,
+                extra={"event": "answer_kept"},
+            )
+            await ctx.clock.sleep(delay)
+            try:
+                written = await _write(ctx, op, fence, decision, held)
+            except Exception as exc:
+                if kind_of(exc) is None:
+                    raise
+                delay = min(delay * 2, MAX_RETRY_SECONDS)
+                continue
+            log.info("kept answer for %s written", op.id, extra={"event": "answer_kept"})
+            return written
+    finally:
+        ctx.answers_waiting -= 1
+
+
+async def _write(
+    ctx: AppContext, op: Operation, fence: Fence, decision: Decision, held: bool
+) -> bool:
     """One transaction: exchanges, the transition or observation, the schedule.
 
     Exchanges are facts (the call was made) and are kept even when the write that
@@ -162,6 +207,7 @@ async def apply(
         else:
             try:
                 applied = await ledger.transition(
+                    ctx,
                     txn,
                     op,
                     decision.to,
@@ -232,52 +278,6 @@ async def _observe(
             setattr(op, key, value)
         op.updated_at = now  # as written: a holder compares it with the row's (hold.py)
     return applied
-
-
-async def _step_with_heartbeat(
-    ctx: AppContext, op: Operation, fence: Fence, carry: CallResult | None
-) -> Decision:
-    """Run one step while the lease is renewed at half-life, however slow the provider is."""
-
-    async def heartbeat() -> None:
-        while True:
-            await ctx.clock.sleep(ctx.lease_seconds / 2)  # the fake clock in tests
-            try:
-                renewed = await _renew(ctx, op, fence)
-            except Exception:  # the database away: the step's answer must still come back
-                log.warning("could not renew the lease on %s", op.id, exc_info=True)
-                continue
-            if not renewed:
-                return  # lost: whatever the step then writes is refused by the fence
-
-    beat = asyncio.create_task(heartbeat())
-    try:
-        return await step(ctx, op, carry)
-    finally:
-        beat.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await beat
-
-
-async def _ensure_lease(ctx: AppContext, op: Operation, fence: Fence) -> bool:
-    """Renew at half-life so a long chain of steps never outlives its lease."""
-    now = ctx.now()
-    if op.lease_expires_at is not None and (op.lease_expires_at - now).total_seconds() > (
-        ctx.lease_seconds / 2
-    ):
-        return True
-    return await _renew(ctx, op, fence)
-
-
-async def _renew(ctx: AppContext, op: Operation, fence: Fence) -> bool:
-    now = ctx.now()
-    async with ctx.db.transaction() as txn:
-        ok = await repo.renew_lease(
-            txn, op.id, fence=fence, now=now, lease_seconds=ctx.lease_seconds
-        )
-    if ok:
-        op.lease_expires_at = now + timedelta(seconds=ctx.lease_seconds)
-    return ok
 
 
 def _retry_fields(ctx: AppContext, why: str) -> dict[str, Any]:

@@ -95,7 +95,7 @@ async def record(
             now=now,
             data={**summary, "consecutive": count, "limit": limit},
         )
-        if count >= limit and await _stall(txn, fresh, fence, summary, count, actor, now):
+        if count >= limit and await _stall(ctx, txn, fresh, fence, summary, count, actor, now):
             return
         await repo.fenced_update(
             txn, op.id, fence=fence, at=now, fields={"step_failures": count, **retry}
@@ -103,6 +103,7 @@ async def record(
 
 
 async def _stall(
+    ctx: AppContext,
     txn: Any,
     op: Operation,
     fence: Fence,
@@ -131,6 +132,7 @@ async def _stall(
     evidence = Evidence(EvidenceKind.STEP_FAILURES, {"failures": count, "last": summary})
     try:
         return await ledger.transition(
+            ctx,
             txn,
             op,
             State.STALLED,

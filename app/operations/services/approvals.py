@@ -75,6 +75,7 @@ async def decide(
         to, kind = State.FAILED, EvidenceKind.DENIED
     async with ctx.db.transaction() as txn:
         applied = await ledger.transition(
+            ctx,
             txn,
             op,
             to,

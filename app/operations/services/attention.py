@@ -137,6 +137,7 @@ async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest)
             await accept_check.not_bound_elsewhere(txn, op, req.remote_job_id)
         try:
             applied = await ledger.transition(
+                ctx,
                 txn,
                 op,
                 target,

@@ -24,6 +24,7 @@ from app.core.http.errors import BadInput, Invalid
 from app.core.http.ssrf import check_callback_url
 from app.core.obs import telemetry, tracecontext
 from app.core.runtime import faults
+from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.context import AppContext
 from app.operations.contract import ids
@@ -143,19 +144,14 @@ async def create(
                 op.cost = admitted.cost
             if admitted.gate_rule is not None:
                 _hold_for_approval(ctx, op, principal, admitted)
-            await repo.insert_operation(txn, op)
-            await repo.append_history(
+            await ledger.record_intent(
                 txn,
-                operation_id=op.id,
-                at=op.created_at,
-                kind="transition",
+                op,
                 actor=f"agent:{principal}",
                 cause="intent recorded before any provider call"
                 if admitted.gate_rule is None
                 else f"intent recorded; held for approval (policy rule {admitted.gate_rule!r}) "
                 "before any provider call",
-                from_state=None,
-                to_state=op.state.value,
                 data={
                     **({"gate": op.gate, "cost": op.cost} if op.gate else {}),
                     "fingerprint": fp,
