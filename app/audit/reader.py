@@ -27,9 +27,10 @@ from app.audit.models import AuditEntry, AuditHead
 from app.audit.verify import Head, Unreadable
 from app.audit.verify import Row as ChainRow
 from app.core.db.database import is_sqlite, sync_url
+from app.core.db.row_table import table_of
 
-LOG = AuditEntry.__table__  # type: ignore[attr-defined]
-HEAD = AuditHead.__table__  # type: ignore[attr-defined]
+LOG = table_of(AuditEntry)
+HEAD = table_of(AuditHead)
 BATCH = 1000  # rows fetched at a time
 
 

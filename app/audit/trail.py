@@ -22,11 +22,12 @@ from app.audit.chain import Entry, canonical_payload, prefix, seal, sign_head
 from app.audit.models import AuditEntry, AuditHead
 from app.core.config import Settings
 from app.core.db.database import Database
+from app.core.db.row_table import table_of
 from app.core.db.txn import Txn
 from app.core.db.types import UTCDateTime
 
-LOG = AuditEntry.__table__  # type: ignore[attr-defined]
-HEAD = AuditHead.__table__  # type: ignore[attr-defined]
+LOG = table_of(AuditEntry)
+HEAD = table_of(AuditHead)
 
 # Keys in a transaction's `info` (set once per Database through `session_info`).
 ENABLED = "jobgate.audit.enabled"

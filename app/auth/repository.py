@@ -7,9 +7,10 @@ from datetime import datetime
 from sqlalchemy import select, update
 
 from app.auth.models import ApiKey
+from app.core.db.row_table import table_of
 from app.core.db.txn import Txn
 
-KEYS = ApiKey.__table__  # type: ignore[attr-defined]
+KEYS = table_of(ApiKey)
 
 
 async def insert(txn: Txn, key: ApiKey) -> None:

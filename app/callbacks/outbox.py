@@ -14,14 +14,15 @@ from sqlalchemy import and_, select, update
 
 from app.callbacks.models import CallbackAttempt, CallbackOutbox
 from app.core.db import queue
+from app.core.db.row_table import table_of
 from app.core.db.sql import insert_if_absent
 from app.core.db.txn import Txn
 from app.operations.contract.presenter import to_body
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
 
-OUTBOX = CallbackOutbox.__table__  # type: ignore[attr-defined]
-ATTEMPTS = CallbackAttempt.__table__  # type: ignore[attr-defined]
+OUTBOX = table_of(CallbackOutbox)
+ATTEMPTS = table_of(CallbackAttempt)
 EVENT_TYPE = "operation.completed"
 
 PENDING = "pending"

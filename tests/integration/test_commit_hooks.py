@@ -6,10 +6,11 @@ from __future__ import annotations
 from sqlalchemy import select, update
 
 from app.core.db.database import Database
+from app.core.db.row_table import table_of
 from app.core.db.txn import Txn
 from app.operations.domain.models import OperationTable
 
-OPS = OperationTable.__table__  # type: ignore[attr-defined]
+OPS = table_of(OperationTable)
 
 
 async def test_hooks_run_in_writes_and_never_in_reads(database_url: str) -> None:

@@ -9,12 +9,13 @@ from typing import Any
 
 from sqlalchemy import Select, select
 
+from app.core.db.row_table import table_of
 from app.operations.domain.models import HistoryEntry, OperationTable, ResultItem
 from app.operations.domain.operation import Operation
 
-OPS = OperationTable.__table__  # type: ignore[attr-defined]
-HIST = HistoryEntry.__table__  # type: ignore[attr-defined]
-ITEMS = ResultItem.__table__  # type: ignore[attr-defined]
+OPS = table_of(OperationTable)
+HIST = table_of(HistoryEntry)
+ITEMS = table_of(ResultItem)
 
 # Every column of `operations`, in table order: what `select_operations()` reads.
 _KEYS: tuple[str, ...] = tuple(c.key for c in OPS.columns)
