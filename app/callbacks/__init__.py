@@ -1,1 +1,5 @@
-"""Completion callbacks out: outbox rows written with the state change, delivered later."""
+"""Completion callbacks out: the outbox row written in the transaction that made the
+operation done (`outbox.py`, the ledger's done handler), and its delivery later, signed
+(Standard Webhooks), to the address the SSRF guard checked (`delivery.py`); the tables
+are `models.py`. May import `app.operations` and everything below it.
+"""

@@ -81,7 +81,7 @@ class Claimed:
     token: int
 
 
-# The claim's narrowing and its own SET, built once (core/queue.py keeps its
+# The claim's narrowing and its own SET, built once (app/core/db/queue.py keeps its
 # statements per these objects).
 _CLAIMABLE = (OUTBOX.c.status == PENDING,)
 _CLAIM_SETS = {"attempts": OUTBOX.c.attempts + 1}
@@ -96,7 +96,7 @@ async def claim_due(
     limit: int,
     skip_locked: bool,
 ) -> list[Claimed]:
-    """Take due pending events under a lease (`core.queue.claim`), numbering the attempt.
+    """Take due pending events under a lease (`app/core/db/queue.py`, `claim`), numbering the attempt.
 
     The attempt number is bumped by the claim itself, so two claims of one event
     (a lapsed lease) never share a number.

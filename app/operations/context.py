@@ -1,8 +1,9 @@
 """The app-wide context: everything a request or a step needs, passed in explicitly.
 
-Tests control time and randomness through it. It lives in `core` so every layer can
-take it; the provider and result types it carries are named for type checking only,
-so `core` never imports a higher layer at run time.
+Tests control time and randomness through it. It sits low in `app.operations` (only
+`hold`, `repository` and `domain` are below it), so the ledger, the driver and the
+services all take it; the holder, policy, provider and result types it carries are named
+for type checking only.
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ dies, the lease lapses and any observer takes the operation over, as after a cra
 in the middle of a step. Only polls due within `observer_hold_seconds` are held, at
 most a bounded number per process.
 
-The protocol lives in `core` so the context can carry the process's holder (the
-in-process observer, when one runs) to the create request, which hands its new
-operation straight to it.
+The protocol lives below the context so the context can carry the process's holder
+(the in-process observer, when one runs) to the create request, which hands its new
+operation straight to it. The lease's renewal itself is `app/operations/driver/lease.py`.
 """
 
 from __future__ import annotations

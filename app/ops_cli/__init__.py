@@ -1,1 +1,4 @@
-"""`jobgate ops`: the operator's terminal tool, over the REST API with `jobgate_client`."""
+"""`jobgate ops`: the operator's terminal tool. Over the REST API with `jobgate_client`
+(`backend.py`), or on the database directly with the gateway's own context (`local.py`);
+`commands.py` holds the subcommands. Sits above `app.main`, whose context it may build.
+"""

@@ -1,8 +1,8 @@
 """A PostgreSQL connection on asyncpg, for `app/core/db/txn.py`.
 
 asyncpg speaks the protocol in C: one statement costs about 60 us of the gateway's
-CPU, against about 240 us through psycopg's async connection on this machine (issue
-11, measured in one run). Statements are compiled by SQLAlchemy's asyncpg dialect
+CPU, against about 240 us through psycopg's async connection on this machine (measured
+in one run; docs/history/benchmarks.md). Statements are compiled by SQLAlchemy's asyncpg dialect
 (`$1` parameters and its bind casts); JSON arrives as SQLAlchemy's serialized text
 and leaves as parsed values through the codecs its dialect installs on every
 connection (`setup_asyncpg_json_codec`), set up the same way here.
