@@ -96,7 +96,8 @@ async def claim_due(
     limit: int,
     skip_locked: bool,
 ) -> list[Claimed]:
-    """Take due pending events under a lease (`app/core/db/queue.py`, `claim`), numbering the attempt.
+    """Take due pending events under a lease (`claim` of app/core/db/queue.py), numbering
+    the attempt.
 
     The attempt number is bumped by the claim itself, so two claims of one event
     (a lapsed lease) never share a number.

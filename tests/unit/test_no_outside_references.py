@@ -37,8 +37,9 @@ def test_nothing_cites_a_document_outside_the_repository() -> None:
 def test_the_pattern_catches_what_it_is_for() -> None:
     # Written in two halves, so this file does not cite what it forbids.
     brief, tracker = "SP" + "EC", "iss" + "ue"
+    split = f"(an {tracker}\n   11, measured)"  # across a line break
     for text in (f"see {brief} section 3", f"({brief} 1.10)", f"{tracker} 11's figures",
-                 f"{tracker.title()} #8", "stop 22", f"(an {tracker}\n   11, measured)"):  # fmt: skip
+                 f"{tracker.title()} #8", "stop 22", split):  # fmt: skip
         assert OUTSIDE.search(text), text
     for text in ("the spec of tasks", "an issue with", "a SPECIAL case", "stops 2 polls"):
         assert not OUTSIDE.search(text), text
