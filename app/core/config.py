@@ -115,6 +115,11 @@ class Settings(BaseSettings):
     """A poll due within this many seconds is held in the observer's memory under its
     renewed lease instead of being handed back and claimed again; 0 turns holding off.
     Never more than half the lease."""
+    progress_write_seconds: float = Field(default=5.0, ge=0)
+    """A status read whose only news is the job's progress is written at most this often
+    (the progress an agent reads is at most this old); a change of state is written at
+    once. A read that changes nothing is never written on its own. 0: every change of
+    progress at once."""
     max_step_failures: int = Field(default=5, ge=1)
     """Exceptions in a row in one operation's steps before it is `stalled` (needs a human)."""
 

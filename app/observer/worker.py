@@ -11,10 +11,12 @@ is the loop production runs.
 While `run()` runs, the observer is also the process's `Holder` (app/operations/hold.py): a
 step whose next poll is due within `observer_hold_seconds` keeps its lease and comes
 back here, on a timer, instead of to the queue. A held operation is stepped again
-without a claim, after a few-column check that nobody else wrote its row meanwhile
-(a cancel intent, an operator's decision: then it is read afresh). It claims again
-only when work was announced or the queue's next due time has come, not after every
-step: an empty claim is a write transaction on SQLite.
+without a claim and without a read: what another writer records about it (a cancel
+intent, an operator's decision) wakes it here, from this process or, on PostgreSQL, by
+notification from another (`changed`), and it is then read afresh before its step; a
+lost notification is caught when the lease is renewed (app/operations/driver/lease.py).
+It claims again only when work was announced or the queue's next due time has come,
+not after every step: an empty claim is a write transaction on SQLite.
 
 An observer whose clock is too far from the database's claims nothing at all
 (app/core/db/db_clock.py; docs/operations.md, "Clocks").
@@ -63,6 +65,7 @@ class Observer:
         self._stopping = asyncio.Event()
         self._freed = asyncio.Event()  # a step finished, or a poll was held: look again
         self._held: list[tuple[datetime, int, Operation, Fence]] = []  # a heap by due time
+        self._stale: set[str] = set()  # held ids another writer changed: read before stepping
         self._seq = itertools.count()
         self._hold_limit = 0  # holding is on only while run() runs
         self._claim_at = 0.0  # loop time of the next claim, unless work is announced sooner
@@ -89,26 +92,23 @@ class Observer:
         except Exception:  # one bad operation must not stop the others
             log.exception("processing %s failed", op.id)
 
-    async def _check_held(self, held: list[tuple[Operation, Fence]]) -> dict[str, bool | None]:
-        """One read for every held operation taken up at once (see `repo.held_unchanged`)."""
-        async with self.ctx.db.read() as txn:
-            return await repo.held_unchanged(txn, held)
-
-    async def _resume(
-        self, op: Operation, fence: Fence, check: asyncio.Task[dict[str, bool | None]]
-    ) -> None:
-        """Step a held operation again: as held if its row is unchanged, else read afresh."""
-        try:
-            same = (await check).get(op.id)
-            if same is False:
+    async def _resume(self, op: Operation, fence: Fence, stale: bool) -> None:
+        """Step a held operation again: as held, or read afresh if another writer changed
+        it meanwhile (and left alone if its lease is no longer ours)."""
+        if stale:
+            try:
                 async with self.ctx.db.read() as txn:
-                    op = await repo.get(txn, op.id) or op
-        except Exception:
-            log.exception("could not check held %s; its lease will lapse", op.id)
-            return
-        if same is None:
-            log.info("the lease on held %s is gone; leaving it", op.id)
-            return
+                    fresh = await repo.get(txn, op.id)
+            except Exception:
+                log.exception("could not read held %s again; its lease will lapse", op.id)
+                return
+            if fresh is None or (fresh.lease_owner, fresh.lease_token) != (
+                fence.owner,
+                fence.token,
+            ):
+                log.info("the lease on held %s is gone; leaving it", op.id)
+                return
+            op = fresh
         await self._process(op, fence)
 
     # The Holder protocol (app/operations/hold.py).
@@ -131,9 +131,20 @@ class Observer:
         now = self.ctx.now()
         for i, (due, seq, op, fence) in enumerate(self._held):
             if op.id == op_id:
+                self._stale.add(op_id)
                 self._held[i] = (min(due, now), seq, op, fence)
                 heapq.heapify(self._held)
                 self._freed.set()
+                return
+
+    def changed(self, op_id: str, version: int | None) -> None:
+        """Another process wrote `op_id` (a notification; `version`: the one it wrote, if a
+        transition): if held here and not by this holder's own write (which comes back with
+        a version it already has: several transitions of one write bring each), read it
+        afresh."""
+        for _, _, op, _ in self._held:
+            if op.id == op_id and (version is None or version > op.version):
+                self.wake(op_id)
                 return
 
     def _loop_time(self) -> float:
@@ -169,10 +180,10 @@ class Observer:
                 due, _, op, fence = heapq.heappop(self._held)
                 telemetry.held_poll(now, due)
                 due_now.append((op, fence))
-            if due_now:  # checked together: one read however many fell due at once
-                check = asyncio.ensure_future(self._check_held(due_now))
-                for op, fence in due_now:
-                    launch(self._resume(op, fence, check))
+            for op, fence in due_now:
+                stale = op.id in self._stale
+                self._stale.discard(op.id)
+                launch(self._resume(op, fence, stale))
             while buffer and len(running) < self.slots:
                 launch(self._process(buffer.popleft()))
 
@@ -180,6 +191,7 @@ class Observer:
         self._hold_limit = self.slots * WAITING_POLLS_PER_SLOT if holding else 0
         self.ctx.holder = self if self._hold_limit else None
         self.ctx.notifier.on_due = self.released  # another process released one
+        self.ctx.notifier.on_change = self.changed  # another process wrote one
         self._claim_at = self._loop_time()
         try:
             while not self._stopping.is_set():
@@ -208,6 +220,7 @@ class Observer:
         finally:
             self.ctx.holder = None
             self.ctx.notifier.on_due = None
+            self.ctx.notifier.on_change = None
             self._hold_limit = 0
             now = self.ctx.now()
             claimed = [(op, Fence(self.ctx.worker_id, op.lease_token), now) for op in buffer]
@@ -247,6 +260,7 @@ class Observer:
 
     def _take_held(self) -> list[tuple[Operation, Fence, datetime]]:
         now = self.ctx.now()
+        self._stale.clear()
         held = [(op, fence, max(due, now)) for due, _, op, fence in self._held]
         self._held.clear()
         return held

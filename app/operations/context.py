@@ -60,7 +60,7 @@ class AppContext:
     # callback outbox's enqueue, given where the app is built).
     on_done: tuple[DoneHandler, ...] = ()
     # Provider answers waiting in this process for the database to come back
-    # (`runner.apply`, docs/operations.md "When storage or the database fails").
+    # (`write.apply`, docs/operations.md "When storage or the database fails").
     answers_waiting: int = 0
 
     def now(self) -> datetime:

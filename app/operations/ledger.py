@@ -61,12 +61,14 @@ async def transition(
     fields: dict[str, Any] | None = None,
     data: Any = None,
     before: Sequence[HistoryRow] = (),
+    into: list[HistoryRow] | None = None,
 ) -> bool:
     """Apply `op.state -> to`; raises TransitionRefused; False if someone else moved it.
 
     On success the in-memory `op` is updated to match the row, and the transition's
-    history row is written after `before` (rows from `row()`) in one statement. When
-    refused or moved on, `before` is left to the caller, who writes why with it.
+    history row is written after `before` (rows from `row()`) in one statement, or
+    appended to `into` for the caller to write with the rest of its transaction's rows.
+    When refused or moved on, `before` is left to the caller, who writes why with it.
     """
     from_state = op.state
     check_transition(from_state, to, evidence)
@@ -98,7 +100,10 @@ async def transition(
         to_state=to.value,
         data=payload,
     )
-    await repo.append_history_rows(txn, [*before, entry])
+    if into is None:
+        await repo.append_history_rows(txn, [*before, entry])
+    else:
+        into.extend([*before, entry])
     for key, value in fields.items():
         setattr(op, key, value)
     op.state = to

@@ -1,7 +1,9 @@
 """An operation's history as a timeline a person can read: repeated polls folded into one line.
 
 A job polled 37 times shows as `polled 37x, running` (with the answers it got and the
-progress last seen), not 74 rows of status exchanges and observations. Everything
+progress last seen), not 74 rows of status exchanges and observations; polls the gateway
+did not write one by one (they changed nothing: one history row counts them,
+`unchanged_polls`) are counted in the same line, as answered `2xx`. Everything
 else (transitions, the create and result calls, webhooks, decisions, refusals) keeps
 its own line. Pure: history rows (dicts, as the REST API returns them) in, lines out.
 """
@@ -137,6 +139,12 @@ def fold(rows: list[dict[str, Any]]) -> list[Entry]:
             run.rows += 1
             run.last_read = None
             run.observations += 1
+            unchanged = data.get("unchanged_polls")
+            if isinstance(unchanged, int) and unchanged > 0:  # polls counted, not written
+                run.polls += unchanged
+                run.answers["2xx"] += unchanged
+                run.observations += unchanged - 1
+                run.last_at = str(data.get("last_at") or at)
             run.remote_state = seen if isinstance(seen, str) else run.remote_state
             run.progress = _progress(data) or run.progress
     close()

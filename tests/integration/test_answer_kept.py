@@ -1,5 +1,5 @@
 """A provider's answer that arrives while the database is away is kept and written when
-it returns (`runner.apply`; docs/operations.md, "When storage or
+it returns (`write.apply`; docs/operations.md, "When storage or
 the database fails").
 
 The gateway reaches PostgreSQL through a proxy; its outbound transport cuts the proxy

@@ -1,4 +1,4 @@
-"""A step's write is kept through a database outage (`runner.apply`, the one path every
+"""A step's write is kept through a database outage (`write.apply`, the one path every
 step's write takes): retried while the lease holds, only for a decision that carries a
 provider's answer, and only for database faults. The real outage, cut through a TCP
 proxy, is tests/integration/test_answer_kept.py."""
@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import errno
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -20,10 +21,11 @@ from app.operations import repository as repo
 from app.operations.context import AppContext
 from app.operations.domain.operation import Operation
 from app.operations.driver.decision import Decision
-from app.operations.driver.runner import apply
+from app.operations.driver.write import apply
 from app.operations.repository import Fence
 from app.providers.calls.types import Exchange
 from tests.conftest import Gateway
+from tests.support.timing import QUICK_S, budget
 
 
 class FlakyDatabase:
@@ -67,10 +69,11 @@ def _decision(*, answered: bool) -> Decision:
 
 
 async def _drive(ctx: AppContext, clock: Any, task: asyncio.Task[Any]) -> None:
-    for _ in range(1000):
-        if task.done():
-            return
-        await asyncio.sleep(0)
+    """Let the retries run on the fake clock (a quarter second a turn) until the task ends;
+    the writes themselves are real, so each turn also waits a little real time for them."""
+    ends = time.monotonic() + budget(QUICK_S)
+    while not task.done() and time.monotonic() < ends:
+        await asyncio.sleep(0.005)
         clock.advance(0.25)
 
 
@@ -113,7 +116,7 @@ async def test_nothing_is_kept_without_an_answer_or_for_another_fault(gateway: G
 
 
 async def test_a_full_process_keeps_no_more(gateway: Gateway) -> None:
-    from app.operations.driver.runner import MAX_KEPT
+    from app.operations.driver.write import MAX_KEPT
 
     op, fence = await _claimed(gateway)
     flaky = FlakyDatabase(gateway.ctx.db, 1, _gone())

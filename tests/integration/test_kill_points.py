@@ -36,6 +36,13 @@ POINTS = [
     ("after_reconciling", {"name": "accept_then_5xx"}, False, "succeeded"),
     ("after_observing", {"name": "slow", "polls": 2}, False, "succeeded"),
     ("after_result_collecting", {"name": "slow", "polls": 1}, False, "succeeded"),
+    # Decisions written together (docs/architecture.md, "What a step writes"): killed
+    # before or inside the one transaction of `accepted -> observing` and the first status
+    # read, or of `observing -> result_collecting -> succeeded` with the collected result.
+    ("before_apply_accepted", {"name": "slow", "polls": 2}, False, "succeeded"),
+    ("inside_apply_accepted", {"name": "slow", "polls": 2}, False, "succeeded"),
+    ("before_apply_result_collecting", {"name": "slow", "polls": 1}, False, "succeeded"),
+    ("inside_apply_observing", {"name": "slow", "polls": 1}, False, "succeeded"),
     ("after_cancel_requested", {"name": "never_finishes"}, True, "cancelled"),
     ("after_cancelling", {"name": "never_finishes"}, True, "cancelled"),
 ]

@@ -16,8 +16,9 @@ import httpx2
 from app.core.runtime.clock import FakeClock
 from app.observer.worker import Observer
 from app.operations import repository as repo
-from app.operations.driver.runner import apply, process
+from app.operations.driver.runner import process
 from app.operations.driver.steps import step
+from app.operations.driver.write import apply
 from app.operations.repository import Fence
 from tests.conftest import Gateway, make_settings
 from tests.support.timing import QUICK_S, budget

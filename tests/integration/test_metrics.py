@@ -14,8 +14,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from app.operations import repository as repo
-from app.operations.driver.runner import apply
 from app.operations.driver.steps import step
+from app.operations.driver.write import apply
 from app.operations.repository import Fence
 from tests.conftest import Gateway
 from tests.support.servers import serve_app

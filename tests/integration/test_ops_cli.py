@@ -80,7 +80,9 @@ def test_wait_show_and_list(live: str) -> None:
     assert shown.returncode == 0, shown.stderr
     assert f"operation   {op_id}" in shown.stdout
     out = shown.stdout  # in every message: a failure under load must show the timeline
-    assert re.search(r"polled [4-9]x, running \(\d/\d\); answers: 200 x[4-9]", out), out
+    # Seven status reads: those that showed something new are rows of their own, the rest
+    # (nothing new, or progress written less than 5 s before) one counting row: `2xx`.
+    assert re.search(r"polled 7x, running \(\d/\d\); answers: 200 x\d, 2xx x\d", out), out
     # The way into `accepted` is the gateway's business, not the CLI's: the create's own
     # answer, or reconciliation when a loaded box let the 0.5 s intake lease lapse
     # after the create was sent (the observer's claim fences the request's write out).
@@ -88,7 +90,7 @@ def test_wait_show_and_list(live: str) -> None:
     assert "result_collecting -> succeeded" in out, out
     rows = int(re.search(r"timeline \((\d+) history rows", out).group(1))  # type: ignore[union-attr]
     lines = out.split("timeline", 1)[1].strip().splitlines()[1:]
-    assert len(lines) < rows - 6  # at least six status reads and observations folded away
+    assert len(lines) < rows  # the polls' exchanges and observations fold into one line
 
     as_json = json.loads(ops("show", op_id, "--url", live, "--json").stdout)
     assert as_json["operation"]["operation_id"] == op_id and len(as_json["history"]) == rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 from app.operations import repository as repo
 from app.operations.domain.states import Evidence, State
 from app.operations.driver.decision import Decision
-from app.operations.driver.runner import apply
+from app.operations.driver.write import apply
 from app.operations.repository import Fence
 from tests.conftest import Gateway
 

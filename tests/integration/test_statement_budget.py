@@ -42,12 +42,14 @@ async def test_a_steps_history_rows_go_in_one_statement(gateway: Gateway) -> Non
         txn.PROBES.remove(probe)
     rows = (await gateway.http.get(f"/v1/operations/{op_id}/history")).json()["items"]
     kinds = collections.Counter(r["kind"] for r in rows)
-    # Each unchanged poll is an exchange and an observation, written together.
-    assert kinds["exchange"] >= POLLS + 2 and kinds["observation"] >= POLLS
+    # The first status read is written (its state is news); the polls after it change only
+    # progress (written at most every 5 s) and are counted in one row before the end.
+    assert kinds["exchange"] >= 3 and kinds["observation"] >= 2
     assert most == 1, f"a transaction sent {most} history INSERTs"
     # The whole job driven by the observer's production loop (`run(until_idle=True)` per
     # tick: its claims, the claim that finds nothing, the next-due read and the hand-back
-    # of a held poll), the agent's reads included: 90 on SQLite and 84 on PostgreSQL when
+    # of a held poll), the agent's reads included: 84 on SQLite and 76 on PostgreSQL when
     # written (PostgreSQL reads send no BEGIN). The job has 3 polls: a new statement in
-    # every step breaks this budget.
-    assert statements <= 92, statements
+    # every step breaks this budget (tests/integration/test_durable_minimum.py counts the
+    # same job under the observer that runs for good).
+    assert statements <= 86, statements

@@ -51,7 +51,7 @@ async def wait_operation(
     if not is_done(op.state) and limit > 0:
         release = holds_of(request).acquire(who.name)
         try:
-            op = await request.app.state.waits.wait(op_id, limit) or op
+            op = await request.app.state.waits.wait(op_id, limit, read=op) or op
         finally:
             release()
         if not is_done(op.state):  # timed out: the shared snapshot may lag observations

@@ -67,6 +67,10 @@ class Operation:
     next_poll_at: datetime | None = _ts()
     poll_attempt: int = column(0)
     next_poll_reason: str | None = column(None)
+    # Polls since the last recorded change that saw nothing new, and when the last was
+    # made: counted, not written one by one (app/operations/driver/write.py).
+    quiet_polls: int = column(0)
+    quiet_last_at: datetime | None = _ts()
 
     lease_owner: str | None = column(None)
     lease_expires_at: datetime | None = _ts()

@@ -28,6 +28,9 @@ class Decision:
     fields: dict[str, Any] = field(default_factory=dict)
     delay: float | None = None  # seconds until the next look; None when done or `again`
     again: bool = False  # run the next step now, still under the same lease
+    # With `again`: this decision may be written together with the next step's, after that
+    # step's provider call (a pure step, or one a crash sends back to a status read anyway).
+    defer: bool = False
     exchanges: list[Exchange] = field(default_factory=list)
     observation: dict[str, Any] | None = None
     carry: CallResult | None = None  # a result already in hand for the next step

@@ -4,7 +4,7 @@ half-life while a step waits on a slow provider (the heartbeat).
 The lease is what lets only one process step an operation; its token fences every
 write (app/operations/repository/leases.py holds the SQL). A renewal that fails
 because the database is away is logged and tried again at the next beat: the step's
-answer must still come back (and may be kept, `runner.apply`). A renewal refused by the
+answer must still come back (and may be kept, `write.apply`). A renewal refused by the
 fence means the lease was lost: the heartbeat stops, and whatever the step then writes
 is refused.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Awaitable
 from datetime import timedelta
@@ -21,7 +22,7 @@ from typing import TypeVar
 from app.operations import repository as repo
 from app.operations.context import AppContext
 from app.operations.domain.operation import Operation
-from app.operations.repository import Fence
+from app.operations.repository import Fence, Witness
 
 log = logging.getLogger(__name__)
 
@@ -36,15 +37,31 @@ async def ensure(ctx: AppContext, op: Operation, fence: Fence) -> bool:
 
 
 async def renew(ctx: AppContext, op: Operation, fence: Fence) -> bool:
-    """Extend the lease by a full term, under the fence; False if it was lost."""
+    """Extend the lease by a full term, under the fence; False if it was lost.
+
+    A holder that writes nothing between two polls (app/operations/driver/write.py) learns
+    here, at the latest, what another writer changed meanwhile (a cancel intent from
+    another process whose notification was lost, an operator): `op` is then read afresh."""
     now = ctx.now()
     async with ctx.db.transaction() as txn:
-        ok = await repo.renew_lease(
+        seen = await repo.renew_lease(
             txn, op.id, fence=fence, now=now, lease_seconds=ctx.lease_seconds
         )
-    if ok:
-        op.lease_expires_at = now + timedelta(seconds=ctx.lease_seconds)
-    return ok
+        fresh = None
+        if seen is not None and seen != Witness.of(op):
+            fresh = await repo.get(txn, op.id)
+    if seen is None:
+        return False
+    if fresh is not None:
+        refresh(op, fresh)
+    op.lease_expires_at = now + timedelta(seconds=ctx.lease_seconds)
+    return True
+
+
+def refresh(op: Operation, fresh: Operation) -> None:
+    """`op` as the row now holds it (what another writer changed included)."""
+    for f in dataclasses.fields(Operation):
+        setattr(op, f.name, getattr(fresh, f.name))
 
 
 def left(ctx: AppContext, op: Operation) -> float:

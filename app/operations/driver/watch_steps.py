@@ -36,6 +36,7 @@ async def step_accepted(
         Evidence(EvidenceKind.LEASE_OWNER),
         {"poll_attempt": 0},
         again=True,
+        defer=True,  # nothing is learnt: a crash before it is written finds `accepted` again
     )
 
 
@@ -94,6 +95,9 @@ def decide_status(
                 {**fields, "poll_attempt": 0},
                 exchanges=ex,
                 again=True,
+                # Written with the collected result: a crash before finds the job running
+                # and reads its status again, unless the result may be fetched only once.
+                defer=profile.result is None or profile.result.safe_to_repeat,
                 carry=res,
                 observation=observation_of(res, now, None),
             )

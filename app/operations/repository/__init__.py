@@ -10,8 +10,8 @@ owner of those tables. Functions flush, never commit.
 
 from app.operations.repository.counts import attention_count, count_by_state, open_state_counts
 from app.operations.repository.leases import (
+    Witness,
     claim_due,
-    held_unchanged,
     next_due_at,
     release_unstarted,
     renew_lease,
@@ -69,11 +69,11 @@ __all__ = [
     "insert_result_items",
     "list_operations",
     "make_due_now",
-    "held_unchanged",
     "next_due_at",
     "operator_update",
     "record_cancel_intent",
     "release_unstarted",
+    "Witness",
     "renew_lease",
     "result_items",
     "RESEND_ROW",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import bindparam, or_, select
+from sqlalchemy import bindparam, or_, select, update
 
 from app.core.db import queue
 from app.core.db.txn import Txn
@@ -45,17 +46,44 @@ async def claim_due(
     return ops
 
 
+_BY_IDS = select_operations().where(OPS.c.id.in_(bindparam("k_ids", expanding=True)))
+
+
 async def renew_lease(
     txn: Txn, op_id: str, *, fence: Fence, now: datetime, lease_seconds: float
-) -> bool:
+) -> Witness | None:
+    """Extend the fence's lease (the row falls due when it lapses); None if the lease is
+    no longer the fence's. Nothing of the operation changes, so `updated_at` keeps its
+    value; what another writer may have changed meanwhile comes back (`Witness`)."""
     expires = now + timedelta(seconds=lease_seconds)
-    return await fenced_update(
-        txn,
-        op_id,
-        fence=fence,
-        at=now,
-        fields={"lease_expires_at": expires, "next_poll_at": expires},
+    params = {"expires": expires, "k_id": op_id, "k_owner": fence.owner, "k_token": fence.token}
+    row = (await txn.execute(_RENEW, params)).one_or_none()
+    return None if row is None else Witness(row.version, row.cancel_requested_at)
+
+
+@dataclass(frozen=True)
+class Witness:
+    """What another writer changes on a row its holder leases: an operator or a
+    transition bumps `version`; a cancel intent sets `cancel_requested_at`."""
+
+    version: int
+    cancel_requested_at: datetime | None
+
+    @classmethod
+    def of(cls, op: Operation) -> Witness:
+        return cls(op.version, op.cancel_requested_at)
+
+
+_RENEW = (
+    update(OPS)
+    .where(
+        OPS.c.id == bindparam("k_id"),
+        OPS.c.lease_owner == bindparam("k_owner"),
+        OPS.c.lease_token == bindparam("k_token"),
     )
+    .values(lease_expires_at=bindparam("expires"), next_poll_at=bindparam("expires"))
+    .returning(OPS.c.version, OPS.c.cancel_requested_at)
+)
 
 
 async def release_unstarted(txn: Txn, op: Operation, *, fence: Fence, due: datetime) -> bool:
@@ -72,35 +100,6 @@ async def release_unstarted(txn: Txn, op: Operation, *, fence: Fence, due: datet
         at=op.updated_at,
         fields={"lease_owner": None, "lease_expires_at": None, "next_poll_at": due},
     )
-
-
-async def held_unchanged(txn: Txn, held: list[tuple[Operation, Fence]]) -> dict[str, bool | None]:
-    """Before held operations' next steps, by id: None if the lease is no longer that
-    fence's, False if someone else wrote the row meanwhile (a cancel intent, an
-    operator), True if the row is still as its holder last wrote it. A few columns of
-    all of them in one statement, not the rows."""
-    ids = [op.id for op, _ in held]
-    rows = {row.id: row for row in (await txn.execute(_HELD, {"k_ids": ids})).all()}
-    out: dict[str, bool | None] = {}
-    for op, fence in held:
-        row = rows.get(op.id)
-        if row is None or (row.lease_owner, row.lease_token) != (fence.owner, fence.token):
-            out[op.id] = None
-        else:
-            out[op.id] = all(row._mapping[w.name] == getattr(op, w.name) for w in _WITNESSES)
-    return out
-
-
-_BY_IDS = select_operations().where(OPS.c.id.in_(bindparam("k_ids", expanding=True)))
-
-# What another writer changes: an operator or a transition bumps `version`; a cancel
-# intent sets `cancel_requested_at` (without a version bump, and possibly within the
-# same clock tick as the holder's own write, so `updated_at` alone could miss it).
-_WITNESSES = (OPS.c.version, OPS.c.cancel_requested_at, OPS.c.updated_at)
-# Built once (docs/performance.md): the ids are one expanding parameter.
-_HELD = select(OPS.c.id, OPS.c.lease_owner, OPS.c.lease_token, *_WITNESSES).where(
-    OPS.c.id.in_(bindparam("k_ids", expanding=True))
-)
 
 
 async def next_due_at(txn: Txn, now: datetime) -> datetime | None:

@@ -185,20 +185,24 @@ async def transition(
         return await _one_row(txn, stmt, params)
     # Delivered on commit, so listeners never see a change that rolled back. "open"
     # says the operation is certainly not done (app/core/db/drivers/pg_listen.py).
-    params["k_note"] = note(op_id, to, fields)
+    params["k_note"] = note(op_id, to, fields, expect_version + 1)
     return len((await txn.execute(_NOTIFYING[stmt], params)).all()) == 1
 
 
-def note(op_id: str, to: State, fields: Fields) -> str:
-    """The NOTIFY payload of a transition (app/core/db/drivers/pg_listen.py): "open" if it left the
-    operation certainly not done, and the Unix time it falls due if it went back to the
-    queue (no lease, a next poll)."""
-    if is_done(to):
-        return op_id
-    due = fields.get("next_poll_at")
-    if isinstance(due, datetime) and "lease_owner" in fields and fields["lease_owner"] is None:
-        return f"{op_id} open {due.timestamp():.6f}"
-    return f"{op_id} open"
+def note(op_id: str, to: State, fields: Fields, version: int | None = None) -> str:
+    """The NOTIFY payload of a change (app/core/db/drivers/pg_listen.py): "open" if it left
+    the operation certainly not done, the Unix time it falls due if it went back to the
+    queue (no lease, a next poll), and `v<N>` the version it wrote (a holder's own
+    write comes back to it too, and is known by it)."""
+    parts = [op_id]
+    if not is_done(to):
+        parts.append("open")
+        due = fields.get("next_poll_at")
+        if isinstance(due, datetime) and "lease_owner" in fields and fields["lease_owner"] is None:
+            parts.append(f"{due.timestamp():.6f}")
+    if version is not None:
+        parts.append(f"v{version}")
+    return " ".join(parts)
 
 
 async def fenced_update(
@@ -249,7 +253,10 @@ async def record_cancel_intent(
     deadline: datetime,
     done_states: list[str],
 ) -> bool:
-    """Record who asked to cancel, why and by when (once; never on a done operation)."""
+    """Record who asked to cancel, why and by when (once; never on a done operation).
+
+    On PostgreSQL the change is announced (it rides on the UPDATE): an observer in another
+    process that holds the operation between two polls reads it afresh and cancels."""
     stmt = (
         update(OPS)
         .where(
@@ -263,7 +270,10 @@ async def record_cancel_intent(
             updated_at=now,
         )
     )
-    return await _one_row(txn, stmt)
+    if txn.dialect.name != "postgresql":
+        return await _one_row(txn, stmt)
+    announced = stmt.returning(func.pg_notify("jobgate_ops", f"{op_id} open"))
+    return len((await txn.execute(announced)).all()) == 1
 
 
 async def insert_result_items(txn: Txn, op_id: str, items: Sequence[object]) -> None:

@@ -122,11 +122,12 @@ async def create(
     check_target(ctx, req)
     check_input(ctx.profiles[req.provider], req.kind, req.input)
     fp = fingerprint(req.provider, req.kind, req.input)
-    async with ctx.db.read() as txn:
-        existing = await repo.get_by_key(txn, principal, key)
-    if existing is not None:
-        return _replay(existing, fp), True
     if req.callback_url is not None:  # SSRF guard, before anything is written
+        # A replay is answered before the guard (its callback was checked when it was new).
+        async with ctx.db.read() as txn:
+            existing = await repo.get_by_key(txn, principal, key)
+        if existing is not None:
+            return _replay(existing, fp), True
         await check_callback_url(
             str(req.callback_url),
             allow_private=ctx.settings.allow_private_callbacks,
@@ -139,6 +140,10 @@ async def create(
     subject = Subject(principal, role, req.provider, req.kind, dict(req.labels))
     try:
         async with ctx.db.transaction() as txn:
+            if req.callback_url is None:  # the replay check rides on the intent's transaction
+                existing = await repo.get_by_key(txn, principal, key)
+                if existing is not None:
+                    raise _Replay(existing)  # nothing was written: it rolls back
             admitted = await admission.admit(txn, ctx.policy, subject, req.input, op.created_at)
             if ctx.policy is not None:
                 op.cost = admitted.cost
@@ -166,6 +171,8 @@ async def create(
                     },
                 },
             )
+    except _Replay as replay:
+        return _replay(replay.op, fp), True
     except IntegrityError:
         # A concurrent request with the same key won the insert: answer as its replay.
         async with ctx.db.transaction() as txn:
@@ -221,6 +228,14 @@ def _hold_for_approval(
         "cost": admitted.cost,
         "deadline_at": deadline.isoformat().replace("+00:00", "Z"),
     }
+
+
+class _Replay(Exception):
+    """The key names an operation already: out of the intent's transaction, to answer it."""
+
+    def __init__(self, op: Operation) -> None:
+        super().__init__(op.id)
+        self.op = op
 
 
 def _replay(existing: Operation, fp: str) -> Operation:

@@ -43,12 +43,18 @@ class WaitHub:
         self._watches: dict[str, _Watch] = {}
         self.total_reads = 0  # database reads made by all watchers (tests, metrics)
 
-    async def wait(self, op_id: str, timeout: float) -> Operation | None:
-        """The operation once done, or its latest snapshot when `timeout` passes."""
+    async def wait(
+        self, op_id: str, timeout: float, *, read: Operation | None = None
+    ) -> Operation | None:
+        """The operation once done, or its latest snapshot when `timeout` passes. `read`:
+        the operation as the caller just read it, the first snapshot of a new watch."""
         watch = self._watches.get(op_id)
         if watch is None:
-            watch = self._watches[op_id] = _Watch()
-            watch.task = asyncio.create_task(self._watch(op_id, watch))
+            ended = self.notifier.recent_done(op_id)  # between the caller's read and now
+            if isinstance(ended, Operation):
+                return ended
+            watch = self._watches[op_id] = _Watch(snapshot=read)
+            watch.task = asyncio.create_task(self._watch(op_id, watch, fresh=read is not None))
         watch.waiters += 1
         ends = time.monotonic() + timeout
         telemetry.WAITS_IN_FLIGHT.inc()
@@ -67,21 +73,32 @@ class WaitHub:
             watch.waiters -= 1
             telemetry.WAITS_IN_FLIGHT.dec()
 
-    async def _watch(self, op_id: str, watch: _Watch) -> None:
+    async def _watch(self, op_id: str, watch: _Watch, *, fresh: bool) -> None:
+        known: object = None  # a snapshot a local commit handed over: no read needed
         try:
             while True:
-                async with self.db.read() as txn:
-                    op = await repo.get(txn, op_id)
-                self.total_reads += 1
-                async with watch.cond:
-                    watch.snapshot = op
-                    watch.cond.notify_all()
-                if _finished(op) or watch.waiters <= 0:
-                    return
+                if not fresh:
+                    if isinstance(known, Operation):
+                        op: Operation | None = known
+                    else:
+                        async with self.db.read() as txn:
+                            op = await repo.get(txn, op_id)
+                        self.total_reads += 1
+                    async with watch.cond:
+                        watch.snapshot = op
+                        watch.cond.notify_all()
+                    if _finished(op) or watch.waiters <= 0:
+                        return
+                fresh = False
+                # It may have ended since the last look (in this process: its copy is kept);
+                # checked and then waited on with no await between, so nothing slips past.
+                known = self.notifier.recent_done(op_id)
+                if known is not None:
+                    continue
                 # Woken only by what may be the end (a local observation says "not done"):
                 # the snapshot may lag such changes by REREAD_SECONDS, so a waiter that
                 # times out reads the operation afresh (`wait_routes`).
-                await self.notifier.wait(op_id, REREAD_SECONDS, for_done=True)
+                _, known = await self.notifier.wait_snapshot(op_id, REREAD_SECONDS, for_done=True)
                 if watch.waiters <= 0:
                     return
         finally:

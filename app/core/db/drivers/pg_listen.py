@@ -20,8 +20,8 @@ log = logging.getLogger(__name__)
 
 # Payload: the operation id, then " open" when the change left it certainly not done,
 # then, when the change handed it back to the queue, the Unix time it falls due (so an
-# observer in another process claims it then, not at its next interval); sent in the
-# same transaction as the change.
+# observer in another process claims it then, not at its next interval), then "v<N>" for
+# a transition, the version it wrote; sent in the same transaction as the change.
 CHANNEL = "jobgate_ops"
 RECONNECT_SECONDS = 2.0
 PING_SECONDS = 10.0  # a connection that died silently is found within this
@@ -29,12 +29,14 @@ PING_SECONDS = 10.0  # a connection that died silently is found within this
 
 def relay(payload: str, notifier: Notifier) -> None:
     """One notification to the in-process notifier (see the payload's form above)."""
-    op_id, _, rest = payload.partition(" ")
-    flag, _, due = rest.partition(" ")
-    notifier.publish(op_id, done=False if flag == "open" else None)
-    if due:
-        with contextlib.suppress(ValueError, OverflowError):
-            notifier.due(datetime.fromtimestamp(float(due), UTC))
+    op_id, *rest = payload.split(" ")
+    version = next((int(t[1:]) for t in rest if t[:1] == "v" and t[1:].isdigit()), None)
+    notifier.publish(op_id, done=False if "open" in rest else None)
+    notifier.changed(op_id, version)
+    for token in rest:
+        if token != "open" and token[:1] != "v":
+            with contextlib.suppress(ValueError, OverflowError):
+                notifier.due(datetime.fromtimestamp(float(token), UTC))
 
 
 async def listen_forever(database_url: str, notifier: Notifier) -> None:
