@@ -115,6 +115,9 @@ class Settings(BaseSettings):
     """A poll due within this many seconds is held in the observer's memory under its
     renewed lease instead of being handed back and claimed again; 0 turns holding off.
     Never more than half the lease."""
+    group_commit_max: int = Field(default=64, ge=1)
+    """The most step writes that share one transaction when they arrive together
+    (app/core/db/group_commit.py); 1: each its own transaction."""
     progress_write_seconds: float = Field(default=5.0, ge=0)
     """A status read whose only news is the job's progress is written at most this often
     (the progress an agent reads is at most this old); a change of state is written at

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from app.core.config import Settings
 from app.core.db.database import Database
 from app.core.db.db_clock import ClockHealth
+from app.core.db.group_commit import GroupCommit
 from app.core.http.ssrf import Resolver, system_resolver
 from app.core.runtime.background import Background
 from app.core.runtime.clock import Clock
@@ -59,9 +60,14 @@ class AppContext:
     # Run by the ledger, in the writer's transaction, when an operation is done (the
     # callback outbox's enqueue, given where the app is built).
     on_done: tuple[DoneHandler, ...] = ()
+    # The steps' writes, a group per transaction under load (app/core/db/group_commit.py).
+    writes: GroupCommit = field(init=False)
     # Provider answers waiting in this process for the database to come back
     # (`write.apply`, docs/operations.md "When storage or the database fails").
     answers_waiting: int = 0
+
+    def __post_init__(self) -> None:
+        self.writes = GroupCommit(self.db, max_group=self.settings.group_commit_max)
 
     def now(self) -> datetime:
         return self.clock.now()

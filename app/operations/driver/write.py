@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from app.core.db.txn import Txn
@@ -74,8 +75,12 @@ async def apply(
         if held:
             _count_quiet(ctx, op, decision)
             return True
-        return await _kept(ctx, op, batch, lambda: _write_quiet(ctx, op, fence, decision))
-    return await _kept(ctx, op, batch, lambda: _write(ctx, op, fence, batch, held))
+        return await _kept(
+            ctx, op, batch, lambda: ctx.writes.run(partial(_write_quiet, ctx, op, fence, decision))
+        )
+    return await _kept(
+        ctx, op, batch, lambda: ctx.writes.run(partial(_write, ctx, op, fence, batch, held))
+    )
 
 
 def quiet(ctx: AppContext, op: Operation, batch: Sequence[Decision]) -> bool:
@@ -177,7 +182,9 @@ def schedule(
     return fields
 
 
-async def _write_quiet(ctx: AppContext, op: Operation, fence: Fence, decision: Decision) -> bool:
+async def _write_quiet(
+    ctx: AppContext, op: Operation, fence: Fence, decision: Decision, txn: Txn
+) -> bool:
     """A quiet poll handed back to the queue: the schedule and the count, nothing else."""
     now = ctx.now()
     fields = {
@@ -187,10 +194,9 @@ async def _write_quiet(ctx: AppContext, op: Operation, fence: Fence, decision: D
         "quiet_polls": op.quiet_polls + 1,
         "quiet_last_at": now,
     }
-    async with ctx.db.transaction() as txn:
-        applied = await repo.fenced_update(
-            txn, op.id, fence=fence, at=op.updated_at, fields=fields, expect_state=op.state
-        )
+    applied = await repo.fenced_update(
+        txn, op.id, fence=fence, at=op.updated_at, fields=fields, expect_state=op.state
+    )
     if applied:
         for key, value in fields.items():
             setattr(op, key, value)
@@ -241,10 +247,11 @@ def _quiet_summary(op: Operation, actor: str, now: datetime) -> list[HistoryRow]
 
 
 async def _write(
-    ctx: AppContext, op: Operation, fence: Fence, batch: list[Decision], held: bool
+    ctx: AppContext, op: Operation, fence: Fence, batch: list[Decision], held: bool, txn: Txn
 ) -> bool:
-    """One transaction: for each decision its exchanges and its transition (or, last, its
-    observation), then the schedule of the last.
+    """In one transaction (shared with other steps' writes under load, `ctx.writes`): for
+    each decision its exchanges and its transition (or, last, its observation), then the
+    schedule of the last.
 
     Exchanges are facts (the call was made) and are kept even when the write that
     follows is fenced off; the fenced write itself is recorded as such.
@@ -254,59 +261,58 @@ async def _write(
     actor = f"observer:{ctx.worker_id}"
     last = batch[-1]
     rows: list[HistoryRow] = []  # the transaction's history rows, written in one statement
-    async with ctx.db.transaction() as txn:
-        facts = _quiet_summary(op, actor, now)
-        fields: dict[str, Any] = {"quiet_polls": 0, "quiet_last_at": None} if facts else {}
-        applied = True
-        for decision in batch:
-            fields.update(decision.fields)
-            if decision is last:
-                fields.update(schedule(ctx, op, decision, held=held), **step_failures.reset(op))
-            facts += _facts(op, decision, actor, now)
-            if decision.to is None:
-                applied = await _observe(txn, op, fence, decision, fields, actor, now, facts, rows)
-                if applied:
-                    facts = []
-                break
-            try:
-                applied = await ledger.transition(
-                    ctx,
-                    txn,
-                    op,
-                    decision.to,
-                    evidence=decision.evidence or Evidence("missing"),  # refused: no proof
-                    actor=actor,
-                    cause=decision.cause,
-                    now=now,
-                    fence=fence,
-                    fields=fields,
-                    data={"observation": decision.observation} if decision.observation else None,
-                    before=facts,
-                    into=rows,
-                )
-            except TransitionRefused as err:
-                await ledger.write(txn, rows)
-                await ledger.record_refusal(txn, op, err, actor=actor, now=now, before=facts)
-                await repo.fenced_update(
-                    txn,
-                    op.id,
-                    fence=fence,
-                    at=now,
-                    fields=retry_fields(ctx, f"refused: {err.reason}"),
-                )
-                return False
-            if not applied:
-                break
-            facts, fields = [], {}
-            if decision.failed_items:
-                await repo.insert_result_items(txn, op.id, decision.failed_items)
-        if applied:
+    facts = _quiet_summary(op, actor, now)
+    fields: dict[str, Any] = {"quiet_polls": 0, "quiet_last_at": None} if facts else {}
+    applied = True
+    for decision in batch:
+        fields.update(decision.fields)
+        if decision is last:
+            fields.update(schedule(ctx, op, decision, held=held), **step_failures.reset(op))
+        facts += _facts(op, decision, actor, now)
+        if decision.to is None:
+            applied = await _observe(txn, op, fence, decision, fields, actor, now, facts, rows)
+            if applied:
+                facts = []
+            break
+        try:
+            applied = await ledger.transition(
+                ctx,
+                txn,
+                op,
+                decision.to,
+                evidence=decision.evidence or Evidence("missing"),  # refused: no proof
+                actor=actor,
+                cause=decision.cause,
+                now=now,
+                fence=fence,
+                fields=fields,
+                data={"observation": decision.observation} if decision.observation else None,
+                before=facts,
+                into=rows,
+            )
+        except TransitionRefused as err:
             await ledger.write(txn, rows)
-        # Inside the transaction, its row lock held (a process frozen or killed here).
-        faults.maybe_crash(ctx.settings, f"inside_apply_{from_state}")
+            await ledger.record_refusal(txn, op, err, actor=actor, now=now, before=facts)
+            await repo.fenced_update(
+                txn,
+                op.id,
+                fence=fence,
+                at=now,
+                fields=retry_fields(ctx, f"refused: {err.reason}"),
+            )
+            return False
         if not applied:
-            await _fenced(txn, op, fence, last, actor, now, [*rows, *facts])
-        return applied
+            break
+        facts, fields = [], {}
+        if decision.failed_items:
+            await repo.insert_result_items(txn, op.id, decision.failed_items)
+    if applied:
+        await ledger.write(txn, rows)
+    # Inside the transaction, its row lock held (a process frozen or killed here).
+    faults.maybe_crash(ctx.settings, f"inside_apply_{from_state}")
+    if not applied:
+        await _fenced(txn, op, fence, last, actor, now, [*rows, *facts])
+    return applied
 
 
 async def _fenced(
