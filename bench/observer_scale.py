@@ -7,8 +7,10 @@ answering every status read "running, poll again in N / due_rate seconds", and t
 real `Observer.run()` loop for a fixed wall time after a warm-up. The target: a 10x
 larger in-flight set costs at most 1.5x per due operation (median of one run), the
 cost being the observer's busy wall time per operation finished, in 0.5 s windows.
-Lateness is each poll's received_at minus when it was due: the seeded time for a
-first poll (a period can outlast the run), else the previous poll plus its hint.
+Lateness is each status read's arrival at the provider stub minus when it was due: the
+seeded time for a first poll (a period can outlast the run), else the previous read plus
+its hint. Reads are counted at the stub, not in history rows: a poll that changes
+nothing writes none.
 
     .venv/bin/python bench/observer_scale.py [--backends sqlite,postgres]
         [--sizes 1000,10000] [--seconds 20] [--due-per-second 200] [--big] [--explain]
@@ -33,7 +35,7 @@ from typing import Any
 
 import httpx2
 import psycopg
-from sqlalchemy import create_engine, select
+from sqlalchemy import create_engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -47,7 +49,7 @@ from app.main import build_context
 from app.observer.worker import Observer
 from app.operations import repository as repo
 from app.operations.context import AppContext
-from app.operations.repository.tables import HIST, OPS
+from app.operations.repository.tables import OPS
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 PG_BASE = "postgresql://postgres@127.0.0.1:5432/"
@@ -224,11 +226,16 @@ async def explain_claim(engine: AppContext) -> str:
     return "\n".join("    " + " | ".join(str(c) for c in row) for row in plan)
 
 
-def status_stub(period: float) -> httpx2.MockTransport:
-    """The mock profile's status shape, always running, asking to be polled after `period`."""
+def status_stub(
+    period: float, clock: ShiftedClock, polls: list[tuple[str, datetime]]
+) -> httpx2.MockTransport:
+    """The mock profile's status shape, always running, asking to be polled after `period`;
+    every status read is recorded where it arrives (`polls`: remote job id, clock time),
+    since a poll that changes nothing writes no history row (docs/architecture.md)."""
 
     def handler(request: httpx2.Request) -> httpx2.Response:
         job_id = request.url.path.rsplit("/", 1)[-1]
+        polls.append((job_id, clock.now()))
         body = {
             "job_id": job_id,
             "state": "running",
@@ -240,20 +247,21 @@ def status_stub(period: float) -> httpx2.MockTransport:
     return httpx2.MockTransport(handler)
 
 
-async def lateness(
-    engine: AppContext, due: dict[str, datetime], t0: datetime, t1: datetime
+def lateness(
+    polls: list[tuple[str, datetime]],
+    due: dict[str, datetime],
+    hint: float,
+    t0: datetime,
+    t1: datetime,
 ) -> list[float]:
-    """received_at of each poll minus when it was due (seeded, or previous + hint)."""
-    stmt = select(HIST.c.operation_id, HIST.c.data).where(HIST.c.kind == "observation")
-    async with engine.db.transaction() as session:
-        rows = (await session.execute(stmt.order_by(HIST.c.id))).all()
-    expected = dict(due)
+    """Each status read's arrival at the provider minus when it was due (seeded for a
+    first poll, else the previous read plus the hint)."""
+    expected = {f"job_{int(op_id.removeprefix('op_bench'))}": at for op_id, at in due.items()}
     out: list[float] = []
-    for op_id, data in rows:
-        got = datetime.fromisoformat(data["received_at"])
+    for job_id, got in polls:
         if t0 <= got <= t1:
-            out.append((got - expected[op_id]).total_seconds() * 1000)
-        expected[op_id] = got + timedelta(seconds=data["next_poll_in_seconds"])
+            out.append((got - expected[job_id]).total_seconds() * 1000)
+        expected[job_id] = got + timedelta(seconds=hint)
     return out
 
 
@@ -271,7 +279,8 @@ async def run_case(backend: str, size: int, args: argparse.Namespace, tmp: Path)
             lease_seconds=30,
             observer_id="bench",
         )
-        async with httpx2.AsyncClient(transport=status_stub(period)) as http:
+        polls: list[tuple[str, datetime]] = []
+        async with httpx2.AsyncClient(transport=status_stub(period, clock, polls)) as http:
             engine = build_context(settings, clock=clock, http=http)
             max_hint = engine.profiles["mock"].polling.max_seconds
             case.hint, case.clamped = min(period, max_hint), period > max_hint
@@ -286,7 +295,7 @@ async def run_case(backend: str, size: int, args: argparse.Namespace, tmp: Path)
             observer.stop()
             await task
             case.ticks = observer.ticks
-            case.lateness_ms = await lateness(engine, due, t0, t1)
+            case.lateness_ms = lateness(polls, due, case.hint, t0, t1)
             if args.explain:
                 plan = await explain_claim(engine)
                 print(f"  claim plan, {backend}, {size} in flight:\n{plan}", flush=True)
