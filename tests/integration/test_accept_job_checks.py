@@ -107,10 +107,17 @@ async def test_a_job_bound_to_another_operation_is_refused(
     r = await resolve(gateway, op_id, true_job)
     assert r.status_code == 200 and r.json()["state"] == "accepted", r.text
     rows = (await gateway.http.get(f"/v1/operations/{op_id}/history")).json()["items"]
-    read, decision = rows[-2], rows[-1]
+    read, listed, decision = rows[-3], rows[-2], rows[-1]
     assert read["kind"] == "exchange" and read["data"]["operation"] == "status"
     assert true_job in read["data"]["url"]
-    assert decision["data"]["data"]["checked"]["remote_state"] is not None
+    # The mock shows nothing of the operation on the job: its lookup by token proves it.
+    assert listed["kind"] == "exchange" and listed["data"]["operation"] == "lookup"
+    checked = decision["data"]["data"]["checked"]
+    assert checked["remote_state"] is not None
+    assert checked["proven_by"] == ["lookup"] and checked["lookup"] == {
+        "by": "token",
+        "listed": True,
+    }
 
 
 async def test_a_job_the_provider_does_not_have_is_refused(
