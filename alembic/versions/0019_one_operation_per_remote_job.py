@@ -1,4 +1,6 @@
-"""one operation per remote job: a unique index on (provider, remote_job_id)
+"""one operation per remote job (a unique index), and reads that keep failing counted
+
+`uq_operations_remote_job`, on (provider, remote_job_id):
 
 Two operations must never follow one job (docs/operations.md, "accept_job"). The
 resolve checks it before it writes, and this index holds it when two decisions bind
@@ -8,6 +10,11 @@ id yet are not in it. The plain index it replaces served the same lookups.
 An upgrade over rows that already break the rule stops, naming them, and changes
 nothing: a person decides which operation follows the job (abandon the other).
 
+`read_failures`, `read_failure`, `read_failing_since`: status or result reads in a row
+the provider refused the same way, the refusal, and when the first was answered: after
+JOBGATE_READ_FAILURES_TO_PERSON of them a person decides (docs/operations.md, "Reads that
+keep failing").
+
 Revision ID: 0019
 Revises: 0018
 Create Date: 2026-12-06
@@ -15,6 +22,8 @@ Create Date: 2026-12-06
 
 import sqlalchemy as sa
 from alembic import op
+
+from app.core.db.types import UTCDateTime
 
 revision = "0019"
 down_revision = "0018"
@@ -25,6 +34,12 @@ WHERE = "remote_job_id IS NOT NULL"
 
 
 def upgrade() -> None:
+    op.add_column(
+        "operations",
+        sa.Column("read_failures", sa.Integer(), nullable=False, server_default="0"),
+    )
+    op.add_column("operations", sa.Column("read_failure", sa.String(), nullable=True))
+    op.add_column("operations", sa.Column("read_failing_since", UTCDateTime(), nullable=True))
     twice = op.get_bind().execute(
         sa.text(
             "SELECT provider, remote_job_id, COUNT(*) FROM operations "
@@ -51,3 +66,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index("uq_operations_remote_job", table_name="operations")
     op.create_index("ix_operations_remote", "operations", ["provider", "remote_job_id"])
+    op.drop_column("operations", "read_failing_since")
+    op.drop_column("operations", "read_failure")
+    op.drop_column("operations", "read_failures")

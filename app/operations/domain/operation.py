@@ -71,6 +71,11 @@ class Operation:
     # made: counted, not written one by one (app/operations/driver/write.py).
     quiet_polls: int = column(0)
     quiet_last_at: datetime | None = _ts()
+    # Reads in a row the provider refused the same way (app/operations/driver/read_failures.py):
+    # how many, the refusal ("status HTTP 400"), and when the first of them was answered.
+    read_failures: int = column(0)
+    read_failure: str | None = column(None)
+    read_failing_since: datetime | None = _ts()
 
     lease_owner: str | None = column(None)
     lease_expires_at: datetime | None = _ts()

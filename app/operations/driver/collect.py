@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.db.write_faults import StorageFull
 from app.operations.domain.states import Evidence, EvidenceKind, State
+from app.operations.driver import read_failures
 from app.operations.driver.decision import Decision, Note, needs_human
 from app.providers.answers.outcome import Facts, ResultClass, judge
 from app.providers.calls.types import CallResult, Outcome
@@ -89,7 +90,20 @@ async def collect_result(
             details={"check": "result_too_large", "document": cut.name},
             exchanges=exchanges,
         )
+    if res.outcome != Outcome.OK and read_failures.job_failed(profile, res):
+        # The provider documents this answer as the job's own failure (docs/profiles.md).
+        return Decision(
+            State.FAILED,
+            f"the result read was answered HTTP {res.exchange.status_code}, which the profile "
+            "declares as the job's own failure",
+            Evidence(EvidenceKind.REMOTE_FAILED, {"status": res.exchange.status_code}),
+            {"error": job_failure(res), **read_failures.cleared(op)},
+            exchanges=exchanges,
+        )
     if res.outcome != Outcome.OK or res.result is None:
+        failing, n = read_failures.counted(ctx, op, res, "result")
+        if read_failures.enough(ctx, n):  # refused the same way again and again: a person
+            return read_failures.result_to_person(op, res, failing, exchanges)
         if now >= op.result_deadline_at:
             d = _unavailable(f"result fetch kept failing ({res.outcome.value}) until the deadline")
             d.exchanges = exchanges
@@ -97,11 +111,26 @@ async def collect_result(
         return Decision(
             None,
             f"result not fetched yet ({res.outcome.value}); will retry",
-            fields={"poll_attempt": op.poll_attempt + 1},
+            fields={"poll_attempt": op.poll_attempt + 1, **failing},
             delay=delay_for(ctx, profile, op, res),
             exchanges=exchanges,
         )
     return await _judge(ctx, profile, op, res, exchanges)
+
+
+def job_failure(res: CallResult) -> dict[str, Any]:
+    """The operation's error when a result read's answer is the job's failure: the
+    provider's own error where the profile reads one, else its answer's body."""
+    err = res.error if isinstance(res.error, dict) else {}
+    said = err.get("message") or (res.exchange.response_body or "")[:1000]
+    code = res.exchange.status_code
+    return {
+        "code": str(err.get("code") or "remote_failed"),
+        "message": f"The provider answered the result read HTTP {code}: {said}"
+        if said
+        else f"The provider answered the result read HTTP {code} without a detail",
+        "details": {"source": "provider", "status": code},
+    }
 
 
 def _large(res: CallResult) -> bool:

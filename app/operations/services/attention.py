@@ -43,7 +43,7 @@ async def inbox(txn: Txn, *, principal: str | None, limit: int) -> list[Operatio
 def why(op: Operation) -> str | None:
     state = op.state
     if state in HUMAN_WHY:
-        return HUMAN_WHY[state][0]
+        return HUMAN_WHY[state][0] + failing_since(op)
     if state == State.AWAITING_APPROVAL:
         held = op.gate if isinstance(op.gate, dict) else {}
         return (
@@ -57,6 +57,18 @@ def why(op: Operation) -> str | None:
     if not failed and not never:
         return "completed with errors: the provider counted none of the items that failed"
     return f"completed with errors: {failed} items failed, {never} never processed"
+
+
+def failing_since(op: Operation) -> str:
+    """Since when the provider gave no good answer, for an operation whose reads it kept
+    refusing (docs/operations.md, "Reads that keep failing"); "" otherwise."""
+    if not op.read_failures or op.read_failing_since is None:
+        return ""
+    since = op.read_failing_since.isoformat()
+    return (
+        f"; no good answer from the provider since {since} ({op.read_failures} reads in a "
+        f"row: {op.read_failure})"
+    )
 
 
 _TARGETS: dict[str, State] = {
@@ -100,6 +112,9 @@ async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest)
         "error": None,
         "poll_attempt": 0,
         "step_failures": 0,  # a resumed `stalled` operation gets its full allowance again
+        "read_failures": 0,  # and reads refused before the decision count no more
+        "read_failure": None,
+        "read_failing_since": None,
         "next_poll_at": now,
         "lease_owner": None,
         "lease_expires_at": None,
