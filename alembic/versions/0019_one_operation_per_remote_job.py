@@ -15,6 +15,9 @@ the provider refused the same way, the refusal, and when the first was answered:
 JOBGATE_READ_FAILURES_TO_PERSON of them a person decides (docs/operations.md, "Reads that
 keep failing").
 
+`errors_listed`: how many failed items `/errors` lists (the result_items rows, counted
+for the rows already there), so no message points at an empty list.
+
 Revision ID: 0019
 Revises: 0018
 Create Date: 2026-12-06
@@ -40,6 +43,14 @@ def upgrade() -> None:
     )
     op.add_column("operations", sa.Column("read_failure", sa.String(), nullable=True))
     op.add_column("operations", sa.Column("read_failing_since", UTCDateTime(), nullable=True))
+    op.add_column(
+        "operations",
+        sa.Column("errors_listed", sa.Integer(), nullable=False, server_default="0"),
+    )
+    op.execute(
+        "UPDATE operations SET errors_listed = (SELECT COUNT(*) FROM result_items "
+        "WHERE result_items.operation_id = operations.id)"
+    )
     twice = op.get_bind().execute(
         sa.text(
             "SELECT provider, remote_job_id, COUNT(*) FROM operations "
@@ -66,6 +77,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index("uq_operations_remote_job", table_name="operations")
     op.create_index("ix_operations_remote", "operations", ["provider", "remote_job_id"])
+    op.drop_column("operations", "errors_listed")
     op.drop_column("operations", "read_failing_since")
     op.drop_column("operations", "read_failure")
     op.drop_column("operations", "read_failures")

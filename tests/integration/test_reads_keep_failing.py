@@ -93,10 +93,11 @@ async def test_a_status_read_always_answering_400_reaches_a_person(
     assert stop["data"]["evidence"] == "reads_failing", stop
 
 
-async def test_a_good_answer_between_refusals_starts_the_count_again(
+async def test_a_5xx_every_time_is_waited_out_and_shown(
     gateway: Gateway, scripted_url: str
 ) -> None:
-    """Timeouts, 5xx and 429 are not counted: a 503 every time waits as before."""
+    """Timeouts, 5xx and 429 are not counted: a 503 every time waits as before, and the
+    view says since when no good answer came."""
     refuse = {"status": {"code": 503, "body": None}}
     body = {"provider": "scripted", "kind": "run",
             "input": {"running_reads": 1, "final": FINAL, "refuse": refuse}}  # fmt: skip
@@ -109,6 +110,8 @@ async def test_a_good_answer_between_refusals_starts_the_count_again(
     op = (await gateway.http.get(f"/v1/operations/{op_id}")).json()
     assert op["done"] is False and op["state"] == "observing", op
     assert reads_of(scripted_url, op["remote_job_id"])["status"] > 1 + N
+    page = (await gateway.http.get(f"/operations/{op_id}")).text  # since when, all the same
+    assert "Last good answer" in page and "last status HTTP 503" in page
 
 
 async def test_a_result_422_declared_as_the_jobs_failure_ends_failed_at_once(

@@ -58,15 +58,21 @@ result:
 
 
 def profile_yaml(
-    name: str, *, itemless: bool, inline: bool = False, job_failed: list[int] | None = None
+    name: str,
+    *,
+    itemless: bool,
+    inline: bool = False,
+    job_failed: list[int] | None = None,
+    unit: str | None = None,
 ) -> str:
     """The profile text: `itemless` leaves `counts` out (a job that is one piece of work);
     `inline` reads the result from the final status answer instead of documents;
-    `job_failed` gives `result.job_failed_statuses`."""
+    `job_failed` gives `result.job_failed_statuses`; `unit` gives `counts.unit`."""
     declared = f"\n  job_failed_statuses: {job_failed}" if job_failed else ""
+    counts = COUNTS + (f"  unit: {unit}\n" if unit else "")
     return PROFILE.format(
         name=name,
-        counts="" if itemless else COUNTS,
+        counts="" if itemless else counts,
         result="" if inline else DOCUMENTS.replace("{job_failed}", declared),
         inline=', inline_result: "", result: {data: ""}' if inline else "",
     )

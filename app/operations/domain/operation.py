@@ -87,6 +87,8 @@ class Operation:
     result_size: int | None = column(None)
     result_sha256: str | None = column(None)
     result_summary: Any = _json()
+    # Failed items listed at `/errors` (result_items rows): the words point there only then.
+    errors_listed: int = column(0)
     # The outcome table's verdict for a result it collected (app/providers/answers/outcome.py):
     # `succeeded` or `completed_with_errors` on a `succeeded` row; NULL elsewhere.
     outcome: str | None = column(None)

@@ -44,22 +44,33 @@ def refusal(res: CallResult) -> str | None:
 def cleared(op: Operation) -> dict[str, Any]:
     """The fields that clear the count after a good answer (nothing when none is kept, so
     a quiet poll stays quiet)."""
-    return dict(CLEARED) if op.read_failures or op.read_failure else {}
+    return dict(CLEARED) if op.read_failures or op.read_failure or op.read_failing_since else {}
+
+
+def _said(res: CallResult) -> str:
+    """What a read that is not counted got: its status, or the transport failure."""
+    code = res.exchange.status_code
+    if code is not None:
+        return f"HTTP {code}"
+    return (res.exchange.error or "no answer").split(":")[0][:80]
 
 
 def counted(
     ctx: AppContext, op: Operation, res: CallResult, read: str
 ) -> tuple[dict[str, Any], int]:
-    """The row fields that count this answer, and the refusals in a row so far (0 when
-    this answer is not counted: nothing changes)."""
+    """The row fields for this answer that was not a good one, and the refusals in a row so
+    far (0 for an answer that is not counted). `read_failing_since` is the first answer
+    since the last good one, whatever it was; only refusals are counted (a timeout, 5xx or
+    429 neither counts nor resets the count)."""
+    since = op.read_failing_since or ctx.now()
     why = refusal(res)
     if why is None:
-        return {}, 0
+        fields: dict[str, Any] = {"read_failing_since": since}
+        if not op.read_failures:
+            fields["read_failure"] = f"{read} {_said(res)}"
+        return fields, 0
     way = f"{read} {why}"
-    if op.read_failure == way and op.read_failures:
-        n, since = op.read_failures + 1, op.read_failing_since or ctx.now()
-    else:
-        n, since = 1, ctx.now()
+    n = op.read_failures + 1 if op.read_failure == way and op.read_failures else 1
     return {"read_failures": n, "read_failure": way, "read_failing_since": since}, n
 
 

@@ -54,17 +54,21 @@ def why(op: Operation) -> str | None:
         return None
     summary = op.result_summary if isinstance(op.result_summary, dict) else {}
     failed, never = int(summary.get("failed") or 0), int(summary.get("not_processed") or 0)
+    unit = str(summary.get("unit") or "items")
     if not failed and not never:
-        return "completed with errors: the provider counted none of the items that failed"
-    return f"completed with errors: {failed} items failed, {never} never processed"
+        return f"completed with errors: the provider counted none of the {unit} that failed"
+    listed = f"{op.errors_listed} listed at /errors" if op.errors_listed else "none listed"
+    return f"completed with errors: {failed} {unit} failed, {never} never processed ({listed})"
 
 
 def failing_since(op: Operation) -> str:
     """Since when the provider gave no good answer, for an operation whose reads it kept
     refusing (docs/operations.md, "Reads that keep failing"); "" otherwise."""
-    if not op.read_failures or op.read_failing_since is None:
+    if op.read_failing_since is None:
         return ""
     since = op.read_failing_since.isoformat()
+    if not op.read_failures:
+        return f"; no good answer from the provider since {since} (last: {op.read_failure})"
     return (
         f"; no good answer from the provider since {since} ({op.read_failures} reads in a "
         f"row: {op.read_failure})"
