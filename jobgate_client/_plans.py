@@ -268,9 +268,12 @@ def resolve_call(
     reason: str,
     remote_job_id: str | None = None,
     result_deadline_seconds: float | None = None,
+    force: bool = False,
 ) -> Call:
     """`POST .../resolve`: an operator's recorded decision (operator or admin key)."""
     body: dict[str, Any] = {"decision": decision, "reason": reason}
+    if force:
+        body["force"] = True
     if remote_job_id is not None:
         body["remote_job_id"] = remote_job_id
     if result_deadline_seconds is not None:

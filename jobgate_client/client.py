@@ -191,10 +191,12 @@ class Client(_Base):
         *,
         remote_job_id: str | None = None,
         result_deadline_seconds: float | None = None,
+        force: bool = False,
     ) -> Operation:
-        """An operator's recorded decision on an operation that needs attention."""
+        """An operator's recorded decision on an operation that needs attention; ``force``
+        takes an `accept_job` job the provider shows nothing to prove (recorded as such)."""
         call = _plans.resolve_call(
-            operation_id, decision, reason, remote_job_id, result_deadline_seconds
+            operation_id, decision, reason, remote_job_id, result_deadline_seconds, force
         )
         return self._run(_plans.operation(call))
 
@@ -351,10 +353,12 @@ class AsyncClient(_Base):
         *,
         remote_job_id: str | None = None,
         result_deadline_seconds: float | None = None,
+        force: bool = False,
     ) -> Operation:
-        """An operator's recorded decision on an operation that needs attention."""
+        """An operator's recorded decision on an operation that needs attention; ``force``
+        takes an `accept_job` job the provider shows nothing to prove (recorded as such)."""
         call = _plans.resolve_call(
-            operation_id, decision, reason, remote_job_id, result_deadline_seconds
+            operation_id, decision, reason, remote_job_id, result_deadline_seconds, force
         )
         return await self._run(_plans.operation(call))
 

@@ -125,6 +125,12 @@ class Settings(BaseSettings):
     progress at once."""
     max_step_failures: int = Field(default=5, ge=1)
     """Exceptions in a row in one operation's steps before it is `stalled` (needs a human)."""
+    read_failures_to_person: int = Field(default=5, ge=1)
+    """Status or result reads in a row that the provider answers with the same refusal (the
+    same 4xx other than 429, or the same unreadable 2xx) before the operation goes to a
+    person (`stalled` for a status read, `result_unavailable` for a result read) instead of
+    waiting until its deadline (docs/operations.md, "Reads that keep failing"). Timeouts,
+    5xx and 429 are waited out as before."""
 
     mock_webhook_secret: str | None = Field(default=None, repr=False)
     """The built-in `mock` profile's webhook secret."""

@@ -41,6 +41,7 @@ class OpsBackend(Protocol):
         *,
         remote_job_id: str | None = None,
         result_deadline_seconds: float | None = None,
+        force: bool = False,
     ) -> Operation: ...
 
     def approve(self, operation_id: str, reason: str) -> Operation: ...

@@ -135,6 +135,7 @@ def cmd_resolve(jg: OpsBackend, args: argparse.Namespace) -> int:
         args.reason,
         remote_job_id=args.remote_job_id,
         result_deadline_seconds=args.result_deadline_seconds,
+        force=args.force,
     )
     if args.json:
         _json(op)
@@ -240,6 +241,12 @@ def add_parser(sub: Any) -> None:
     resolve.add_argument("--reason", required=True)
     resolve.add_argument("--remote-job-id")
     resolve.add_argument("--result-deadline-seconds", type=float)
+    resolve.add_argument(
+        "--force",
+        action="store_true",
+        help="accept_job only: take the job although the provider shows nothing that proves "
+        "it is this operation's (recorded as accepted without proof)",
+    )
 
     for verb, text in (
         ("approve", "approve a create the policy held (docs/policy.md): it is sent"),

@@ -177,20 +177,25 @@ class LocalOps:
         *,
         remote_job_id: str | None = None,
         result_deadline_seconds: float | None = None,
+        force: bool = False,
     ) -> api.Operation:
         req = {
             "decision": decision,
             "reason": reason,
             "remote_job_id": remote_job_id,
             "result_deadline_seconds": result_deadline_seconds,
+            "force": force,
         }
         return cast(api.Operation, self._run(self._resolve(operation_id, req)))
 
     async def _resolve(self, op_id: str, fields: dict[str, Any]) -> dict[str, Any]:
         req = ResolveRequest.model_validate(fields)
         op = await queries.get(self.ctx, op_id, self.who)
-        await attention.resolve(self.ctx, op, self.who.name, req)
-        return self._body(await queries.get(self.ctx, op_id, self.who))
+        done = await attention.resolve(self.ctx, op, self.who.name, req)
+        body = self._body(await queries.get(self.ctx, op_id, self.who))
+        if done.forced:  # the same words the gateway's answer carries
+            body["message"] = f"{done.forced} {body['message']}"
+        return body
 
     def approve(self, operation_id: str, reason: str) -> api.Operation:
         return cast(api.Operation, self._run(self._decide(operation_id, True, reason)))

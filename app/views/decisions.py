@@ -18,7 +18,8 @@ EXPLAINED: dict[str, str] = {
     ),
     "accept_job": (
         "You found this operation's job at the provider: enter its id. The gateway "
-        "checks it is this operation's job (client reference, item count), then watches it."
+        "checks it is this operation's job (client reference, item ids, lookup; a count "
+        "alone proves nothing: then tick force if you checked it yourself), then watches it."
     ),
     "retry_collection": (
         "The job finished: fetch and check its result again, for a transfer that failed "

@@ -325,6 +325,7 @@ def _resolve_request(form: dict[str, str]) -> ResolveRequest:
                 "reason": form.get("reason", "").strip(),
                 "remote_job_id": form.get("remote_job_id", "").strip() or None,
                 "result_deadline_seconds": form.get("result_deadline_seconds", "").strip() or None,
+                "force": form.get("force") == "on",
             }
         )
     except ValidationError as exc:

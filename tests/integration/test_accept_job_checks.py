@@ -107,10 +107,17 @@ async def test_a_job_bound_to_another_operation_is_refused(
     r = await resolve(gateway, op_id, true_job)
     assert r.status_code == 200 and r.json()["state"] == "accepted", r.text
     rows = (await gateway.http.get(f"/v1/operations/{op_id}/history")).json()["items"]
-    read, decision = rows[-2], rows[-1]
+    read, listed, decision = rows[-3], rows[-2], rows[-1]
     assert read["kind"] == "exchange" and read["data"]["operation"] == "status"
     assert true_job in read["data"]["url"]
-    assert decision["data"]["data"]["checked"]["remote_state"] is not None
+    # The mock shows nothing of the operation on the job: its lookup by token proves it.
+    assert listed["kind"] == "exchange" and listed["data"]["operation"] == "lookup"
+    checked = decision["data"]["data"]["checked"]
+    assert checked["remote_state"] is not None
+    assert checked["proven_by"] == ["lookup"] and checked["lookup"] == {
+        "by": "token",
+        "listed": True,
+    }
 
 
 async def test_a_job_the_provider_does_not_have_is_refused(
@@ -151,3 +158,28 @@ async def test_a_job_that_cannot_be_read_is_not_accepted(
     assert code == 2 and err.startswith("jobgate ops: 409 remote_job_unverified:"), err
     assert "ConnectError" in err and "Nothing was written" in err
     assert await snapshot(gateway, op_id) == before
+
+
+async def test_the_cli_passes_force_and_a_proven_job_is_not_called_forced(
+    gateway: Gateway,
+    database_url: str,
+    mock_url: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`jobgate ops resolve --force` sends `force`; a job the lookup proves is accepted as
+    proven all the same, and its words say nothing of force."""
+    stuck = await needing_a_human(gateway)
+    op_id, true_job = stuck["operation_id"], stuck["error"]["details"]["job_ids"][0]
+    monkeypatch.setenv("JOBGATE_MOCK_PROVIDER_URL", mock_url)
+    argv = ["resolve", op_id, "--database-url", database_url, "--decision", "accept_job"]
+    argv += ["--reason", "verified", "--remote-job-id", true_job, "--force"]
+    capsys.readouterr()
+    code = await anyio.to_thread.run_sync(ops, argv)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "taken by force" not in out
+    decision = (await gateway.http.get(f"/v1/operations/{op_id}/history")).json()["items"][-1]
+    assert decision["data"]["data"]["decision"]["force"] is True
+    assert decision["data"]["data"]["checked"]["proven_by"] == ["lookup"]
+    assert "forced" not in decision["cause"]

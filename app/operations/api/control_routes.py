@@ -90,6 +90,7 @@ async def list_attention(
             "remote_job_bound",
             "remote_job_unverified",
             "remote_job_mismatch",
+            "remote_job_unproven",
             "invalid_value",
         ),
     },
@@ -102,8 +103,11 @@ async def resolve_operation(
     ctx = context_of(request)
     op = await load(ctx, op_id, who)
     try:
-        op = await attention.resolve(ctx, op, who.name, req)
+        done = await attention.resolve(ctx, op, who.name, req)
     except (ApiError, DomainError) as err:  # a decision that does not fit: where it stands
         await attach_operation(err, ctx, op_id, who)
         raise
-    return body_json(await load(ctx, op_id, who), ctx)
+    body = body_json(await load(ctx, op_id, who), ctx)
+    if done.forced:  # said in the answer to the one who forced it (and in the history)
+        body["message"] = f"{done.forced} {body['message']}"
+    return body

@@ -89,6 +89,12 @@ CODES: dict[str, tuple[int, str]] = {
         "jobgate could not check job batch_123 at openai_batch (the provider answered HTTP "
         "503), and accepts no job it has not seen. Nothing was written.",
     ),
+    "remote_job_unproven": (
+        409,
+        "The provider shows nothing that proves job msgbatch_123 is op_...'s: no client "
+        "reference, no item ids to compare, no lookup listing it. Nothing was written. Send "
+        "the same decision with force: true, or abandon it.",
+    ),
     "operation_changed": (409, "The operation changed; read it again."),
     "nothing_to_acknowledge": (
         409,
@@ -189,6 +195,7 @@ ABOUT_OPERATION = frozenset(
         "remote_job_bound",
         "remote_job_unverified",
         "remote_job_mismatch",
+        "remote_job_unproven",
     }
 )
 # Every route may answer these.

@@ -99,13 +99,32 @@ def not_succeeded(op: Operation) -> int:
     return summary_count(op, "failed") + summary_count(op, "not_processed")
 
 
+def unit_of(op: Operation) -> str:
+    """What the counts count: `items`, or the unit the profile names (`characters`)."""
+    summary = op.result_summary if isinstance(op.result_summary, dict) else {}
+    unit = summary.get("unit")
+    return unit if isinstance(unit, str) and unit else "items"
+
+
+def _counted(n: int, unit: str) -> str:
+    if unit == "items":
+        return _items(n)
+    return f"{n} {unit}"
+
+
 def _not_succeeded_words(op: Operation) -> str:
     """What did not get done, in failure words only (never a count of what did)."""
     failed, never = summary_count(op, "failed"), summary_count(op, "not_processed")
+    unit = unit_of(op)
     if not failed and not never:  # the outcome table's verdict without counts
-        return f"the provider reports that some items {W.FAILED}, without counting them"
+        return f"the provider reports that some {unit} {W.FAILED}, without counting them"
     total = summary_count(op, "processed")
     of = f" of {total}" if total else ""
+    if unit != "items":
+        parts = [f"{failed}{of} {unit} {W.FAILED}"] if failed else []
+        if never:
+            parts.append(f"{_counted(never, unit)} were never processed")
+        return " and ".join(parts)
     parts = [f"{_items(failed)}{of} {W.FAILED}"] if failed else []
     if never:
         parts.append(
@@ -115,8 +134,21 @@ def _not_succeeded_words(op: Operation) -> str:
     return " and ".join(parts)
 
 
+def listed_errors(op: Operation) -> int:
+    """How many failed items `GET /errors` lists (0: none, whatever the counts say)."""
+    return int(op.errors_listed or 0)
+
+
+def _unlisted(op: Operation) -> str:
+    """Why a count is not backed by `/errors`, in words that name its unit."""
+    unit = unit_of(op)
+    if unit != "items":
+        return f"the provider counts {unit}, not items, and lists no failed ones"
+    return "the provider lists no failed items, so no per-item list exists"
+
+
 def _has_errors(op: Operation) -> bool:
-    return not_succeeded(op) > 0 or (op.state == State.SUCCEEDED and with_errors(op))
+    return listed_errors(op) > 0
 
 
 def iso(ts: datetime | None) -> str | None:
@@ -203,12 +235,22 @@ def message_for(
     what = f"The {op.kind} job"
     if state == State.SUCCEEDED:
         if with_errors(op):
+            listed = listed_errors(op)
+            if not listed:
+                act = _action(f"GET {status_url}/result", "get_result", mcp)
+                return (
+                    f"{what} {W.HAS_FINISHED} with {W.PARTIAL}: {_not_succeeded_words(op)}; "
+                    f"{_unlisted(op)}. It was not a full run: report the output together "
+                    f"with that count (the output is at {W.how_to_call(act.call, act.tool)}).",
+                    act,
+                )
             act = _action(f"GET {status_url}/errors", "get_errors", mcp)
+            some = "" if listed >= not_succeeded(op) else f" ({listed} of them are listed)"
             return (
                 f"{what} {W.HAS_FINISHED} with {W.PARTIAL}: {_not_succeeded_words(op)}. "
                 f"It was not a full run: report the output together with the items that "
-                f"{W.FAILED} or never ran, listed at {W.how_to_call(act.call, act.tool)} "
-                f"(the output is at GET {status_url}/result).",
+                f"{W.FAILED} or never ran, listed at {W.how_to_call(act.call, act.tool)}"
+                f"{some} (the output is at GET {status_url}/result).",
                 act,
             )
         act = _action(f"GET {status_url}/result", "get_result", mcp)
@@ -237,6 +279,9 @@ def message_for(
             f"{W.REPORT_THE_FAILURE}; start a new operation only if the input should change "
             "or the failure was transient."
         )
+        if not listed_errors(op) and not_succeeded(op):  # a count no list backs: say so
+            stopped = _counted(not_succeeded(op), unit_of(op))
+            said += f" {stopped[0].upper()}{stopped[1:]} {W.FAILED} or never ran; {_unlisted(op)}."
         if not failed_with_output(op):
             return said, None
         act = _action(f"GET {status_url}/result", "get_result", mcp)
@@ -261,16 +306,25 @@ def message_for(
         if not has_output(op):
             if not not_succeeded(op):
                 return said, None
+            if not listed_errors(op):
+                stopped = _counted(not_succeeded(op), unit_of(op))
+                return f"{said} It stopped {stopped}; {_unlisted(op)}.", None
             act = _action(f"GET {status_url}/errors", "get_errors", mcp)
             return (
                 f"{said} The items it stopped are listed at {W.how_to_call(act.call, act.tool)}.",
                 act,
             )
         act = _action(f"GET {status_url}/result", "get_result", mcp)
+        tail = ""
+        if listed_errors(op):
+            tail = f" Those are listed at GET {status_url}/errors."
+        elif not_succeeded(op):
+            stopped = _counted(not_succeeded(op), unit_of(op))
+            tail = f" {stopped[0].upper()}{stopped[1:]} {W.FAILED} or never ran; {_unlisted(op)}."
         return (
             f"{said} {_items_were(kept_items(op))} processed before the cancel: that "
             f"partial output is kept at {W.how_to_call(act.call, act.tool)}; the items that "
-            "failed or never ran are not in it.",
+            f"failed or never ran are not in it.{tail}",
             act,
         )
     if state in NEEDS_ATTENTION:

@@ -269,6 +269,12 @@ class ResolveRequest(BaseModel):
     reason: str = Field(min_length=1, max_length=2000, pattern=NO_NUL)
     remote_job_id: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
     result_deadline_seconds: float | None = Field(default=None, gt=0, le=30 * 86400)
+    force: bool = Field(
+        default=False,
+        description="accept_job only: take the job although the provider shows nothing that "
+        "proves it is this operation's (no client reference, item ids or lookup); recorded "
+        "as accepted without proof. A job that does not match is refused all the same.",
+    )
 
 
 class ApprovalDecisionRequest(BaseModel):

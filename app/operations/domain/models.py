@@ -25,7 +25,15 @@ OperationTable = table_model(
     args=(
         UniqueConstraint("principal", "idempotency_key", name="uq_operations_principal_key"),
         UniqueConstraint("provider_token", name="uq_operations_provider_token"),
-        Index("ix_operations_remote", "provider", "remote_job_id"),
+        # One operation per remote job (migration 0019): a concurrent accept_job loses.
+        Index(
+            "uq_operations_remote_job",
+            "provider",
+            "remote_job_id",
+            unique=True,
+            sqlite_where=text("remote_job_id IS NOT NULL"),
+            postgresql_where=text("remote_job_id IS NOT NULL"),
+        ),
         Index("ix_operations_created", "created_at", "id"),
         # The policy's per-key counts (in flight, per minute, per day: app/policy).
         Index("ix_operations_principal_created", "principal", "created_at"),

@@ -71,6 +71,11 @@ class Operation:
     # made: counted, not written one by one (app/operations/driver/write.py).
     quiet_polls: int = column(0)
     quiet_last_at: datetime | None = _ts()
+    # Reads in a row the provider refused the same way (app/operations/driver/read_failures.py):
+    # how many, the refusal ("status HTTP 400"), and when the first of them was answered.
+    read_failures: int = column(0)
+    read_failure: str | None = column(None)
+    read_failing_since: datetime | None = _ts()
 
     lease_owner: str | None = column(None)
     lease_expires_at: datetime | None = _ts()
@@ -82,6 +87,8 @@ class Operation:
     result_size: int | None = column(None)
     result_sha256: str | None = column(None)
     result_summary: Any = _json()
+    # Failed items listed at `/errors` (result_items rows): the words point there only then.
+    errors_listed: int = column(0)
     # The outcome table's verdict for a result it collected (app/providers/answers/outcome.py):
     # `succeeded` or `completed_with_errors` on a `succeeded` row; NULL elsewhere.
     outcome: str | None = column(None)

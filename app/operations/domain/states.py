@@ -202,6 +202,9 @@ class EvidenceKind(StrEnum):
     RESULT_UNAVAILABLE = "result_unavailable"  # the result could not be fetched
     RESULT_DEADLINE = "result_deadline"  # the result deadline passed
     STEP_FAILURES = "step_failures"  # the gateway's own steps kept failing
+    # The provider refused the same status read the same way N times in a row: data
+    # {"reads", "refusal", "since"} (docs/operations.md, "Reads that keep failing").
+    READS_FAILING = "reads_failing"
     OPERATOR_DECISION = "operator_decision"  # an operator's resolve
     # The approval gate's ways out, only from `awaiting_approval` (nothing was sent):
     APPROVED = "approved"  # an operator approved the create: data {"by"}
@@ -237,7 +240,7 @@ EVIDENCE_FOR: dict[State, frozenset[EvidenceKind]] = {
     S.CONTRACT_VIOLATION: frozenset({E.CONFLICTING_JOB_IDS}),
     S.RESULT_UNAVAILABLE: frozenset({E.RESULT_UNAVAILABLE}),
     S.RESULT_VALIDATION_FAILED: frozenset({E.RESULT_INVALID}),
-    S.STALLED: frozenset({E.STEP_FAILURES}),
+    S.STALLED: frozenset({E.STEP_FAILURES, E.READS_FAILING}),
     S.ABANDONED: frozenset({E.OPERATOR_DECISION}),
 }
 # Evidence of the approval gate proves a move out of `awaiting_approval` and nothing else;

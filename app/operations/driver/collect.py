@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.db.write_faults import StorageFull
 from app.operations.domain.states import Evidence, EvidenceKind, State
+from app.operations.driver import read_failures
 from app.operations.driver.decision import Decision, Note, needs_human
 from app.providers.answers.outcome import Facts, ResultClass, judge
 from app.providers.calls.types import CallResult, Outcome
@@ -89,7 +90,20 @@ async def collect_result(
             details={"check": "result_too_large", "document": cut.name},
             exchanges=exchanges,
         )
+    if res.outcome != Outcome.OK and read_failures.job_failed(profile, res):
+        # The provider documents this answer as the job's own failure (docs/profiles.md).
+        return Decision(
+            State.FAILED,
+            f"the result read was answered HTTP {res.exchange.status_code}, which the profile "
+            "declares as the job's own failure",
+            Evidence(EvidenceKind.REMOTE_FAILED, {"status": res.exchange.status_code}),
+            {"error": job_failure(res), **read_failures.cleared(op)},
+            exchanges=exchanges,
+        )
     if res.outcome != Outcome.OK or res.result is None:
+        failing, n = read_failures.counted(ctx, op, res, "result")
+        if read_failures.enough(ctx, n):  # refused the same way again and again: a person
+            return read_failures.result_to_person(op, res, failing, exchanges)
         if now >= op.result_deadline_at:
             d = _unavailable(f"result fetch kept failing ({res.outcome.value}) until the deadline")
             d.exchanges = exchanges
@@ -97,11 +111,26 @@ async def collect_result(
         return Decision(
             None,
             f"result not fetched yet ({res.outcome.value}); will retry",
-            fields={"poll_attempt": op.poll_attempt + 1},
+            fields={"poll_attempt": op.poll_attempt + 1, **failing},
             delay=delay_for(ctx, profile, op, res),
             exchanges=exchanges,
         )
     return await _judge(ctx, profile, op, res, exchanges)
+
+
+def job_failure(res: CallResult) -> dict[str, Any]:
+    """The operation's error when a result read's answer is the job's failure: the
+    provider's own error where the profile reads one, else its answer's body."""
+    err = res.error if isinstance(res.error, dict) else {}
+    said = err.get("message") or (res.exchange.response_body or "")[:1000]
+    code = res.exchange.status_code
+    return {
+        "code": str(err.get("code") or "remote_failed"),
+        "message": f"The provider answered the result read HTTP {code}: {said}"
+        if said
+        else f"The provider answered the result read HTTP {code} without a detail",
+        "details": {"source": "provider", "status": code},
+    }
 
 
 def _large(res: CallResult) -> bool:
@@ -169,7 +198,7 @@ async def checked(
     else:
         fields["result_ref"] = await asyncio.to_thread(_store, ctx, verdict.sha256, res.result)
     if res.counts is not None and res.counts.known():
-        fields["result_summary"] = summary_of(res.counts)
+        fields["result_summary"] = summary_for(profile, res.counts)
     return verdict, fields
 
 
@@ -191,12 +220,13 @@ async def _judge(
         )
     found = judge(facts_of(profile, op, res))
     if found.counts is not None:
-        fields["result_summary"] = summary_of(found.counts)
+        fields["result_summary"] = summary_for(profile, found.counts)
     else:
         fields.pop("result_summary", None)
     failed_items = list(res.failed_items)
+    fields["errors_listed"] = len(failed_items)  # what `/errors` holds: messages say it
     if found.result is ResultClass.FAILED:
-        summary = fields.get("result_summary") or dict.fromkeys(SUMMARY_KEYS, 0)
+        summary = fields.get("result_summary") or summary_for(profile, None)
         fields["result_summary"] = summary
         kept = summary["succeeded"] > 0 and holds_items(res.result)
         if not kept:  # no output is kept, so none is offered (`GET /result` is 409)
@@ -243,7 +273,26 @@ def facts_of(profile: Profile, op: Operation, res: CallResult) -> Facts:
         remote = None
     if remote is None:
         remote = res.remote_class or RemoteClass.SUCCEEDED
-    return Facts(remote, res.counts, len(res.failed_items), profile.itemless)
+    return Facts(remote, counts_from_output(res), len(res.failed_items), profile.itemless)
+
+
+def counts_from_output(res: CallResult) -> Counts | None:
+    """The provider's counts; when it gives none but lists failed items (an adapter that
+    marks items of the output failed), the counts the output itself shows: JSON Lines keep
+    failed lines apart from the output (processed = output + failed), a JSON list holds
+    them among its items (processed = its length). None when the output shows no number
+    (then only the failed items are counted: nothing is invented for the rest)."""
+    if res.counts is not None and res.counts.known():
+        return res.counts
+    listed = len(res.failed_items)
+    if not listed or not isinstance(res.result, list):
+        return res.counts
+    n = len(res.result)
+    if any(d.format == "jsonl" for d in res.documents):
+        return Counts(total=n + listed, succeeded=n, failed=listed)
+    if n >= listed:
+        return Counts(total=n, succeeded=n - listed, failed=listed)
+    return res.counts
 
 
 def holds_items(result: Any) -> bool:
@@ -256,6 +305,16 @@ def summary_of(counts: Counts) -> dict[str, int]:
     """`result_summary`: processed / succeeded / failed / not_processed, zeros filled in."""
     items = counts.as_items() or {}
     return {k: int(items.get(k, 0)) for k in SUMMARY_KEYS}
+
+
+def summary_for(profile: Profile, counts: Counts | None) -> dict[str, Any]:
+    """`summary_of`, and the unit the profile counts in when it is not items (kept on the
+    row for the words: docs/profiles.md, "Counts an agent can check")."""
+    summary: dict[str, Any] = summary_of(counts) if counts else dict.fromkeys(SUMMARY_KEYS, 0)
+    unit = profile.counts.unit if profile.counts is not None else "items"
+    if unit != "items":
+        summary["unit"] = unit
+    return summary
 
 
 def _nothing_usable(summary: dict[str, int]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from app.core.db.write_faults import StorageFull
 from app.operations.context import AppContext
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
-from app.operations.driver.collect import checked, holds_items, summary_of
+from app.operations.driver.collect import checked, holds_items, summary_for
 from app.operations.driver.decision import Decision, Note
 from app.operations.driver.step_common import exchanges_of, read_result
 from app.providers.answers.outcome import Facts, judge
@@ -38,7 +38,7 @@ async def keep_partial(
         return decision
     verdict = judge(Facts(cls, res.counts, 0, profile.itemless))
     if verdict.counts is not None:
-        decision.fields["result_summary"] = summary_of(verdict.counts)
+        decision.fields["result_summary"] = summary_for(profile, verdict.counts)
     if not verdict.collect:
         return decision
     got = res  # a result inline in the status answer: this answer is the document
@@ -50,9 +50,10 @@ async def keep_partial(
         decision.notes.append(Note(NOTE, why, {"outcome": got.outcome.value}))
         return decision
     decision.failed_items = list(got.failed_items)
+    decision.fields["errors_listed"] = len(got.failed_items)
     found = judge(Facts(cls, got.counts or res.counts, len(got.failed_items), profile.itemless))
     if found.counts is not None:
-        decision.fields["result_summary"] = summary_of(found.counts)
+        decision.fields["result_summary"] = summary_for(profile, found.counts)
     if not found.keep_partial or not holds_items(got.result):
         return decision
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from app.operations.context import AppContext
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import Evidence, EvidenceKind, State
+from app.operations.driver import read_failures
 from app.operations.driver.decision import Decision, needs_human
 from app.operations.driver.partial import keep_partial
 from app.operations.driver.step_common import (
@@ -84,7 +85,7 @@ def decide_status(
     ex = exchanges_of(res)
     now = ctx.now()
     if res.outcome == Outcome.OK and res.remote_class is not None:
-        fields = remote_fields(res)
+        fields = {**remote_fields(res), **read_failures.cleared(op)}
         cls = res.remote_class
         if cls in SUCCESS:
             cause = "remote job finished" + (" after the cancel request" if cancelling else "")
@@ -151,11 +152,14 @@ def decide_status(
             exchanges=ex,
             observation=observation_of(res, now, delay),
         )
+    failing, n = read_failures.counted(ctx, op, res, "status")
+    if read_failures.enough(ctx, n):  # refused the same way again and again: a person
+        return read_failures.status_to_person(op, res, failing, ex)
     delay = delay_for(ctx, profile, op, res)
     return Decision(
         None,
         f"status read gave no answer ({res.outcome.value})",
-        fields={"poll_attempt": op.poll_attempt + 1},
+        fields={"poll_attempt": op.poll_attempt + 1, **failing},
         delay=delay,
         exchanges=ex,
         observation=observation_of(res, now, delay),

@@ -1,19 +1,25 @@
-"""Before an operator's `accept_job`: the job is no other operation's, and what the
-provider shows of it fits this operation (docs/agent-api.md, "Resolve").
+"""Before an operator's `accept_job`: the job is no other operation's, what the
+provider shows of it fits this operation, and something it shows proves it is this
+operation's (docs/agent-api.md, "Resolve"; docs/operations.md, "accept_job").
 
-Three checks, in order, each refusal writing nothing:
+The checks, in order, each refusal writing nothing:
 
 - **bound elsewhere**: another operation already follows this job (409
-  `remote_job_bound`, naming it): two operations must never follow one job;
+  `remote_job_bound`, naming it): two operations must never follow one job (the
+  database's unique index on provider and job id holds it against a concurrent bind);
 - **unreadable**: the provider could not be asked about the job (409
   `remote_job_unverified`: transport failure, 5xx, 429, no profile or credential here);
 - **not this operation's**: the provider has no such job, or shows a client reference
   other than this operation's id (where the profile reads one: `lookup.match`), or an
   item count other than the input's (where the profile counts items from the status
-  answer and the kind names its input's items: `kinds.<kind>.input_items`) (422
-  `remote_job_mismatch`).
+  answer and the kind names its input's items: `kinds.<kind>.input_items`), or results
+  carrying item ids the input does not declare (app/operations/services/accept_identity.py)
+  (422 `remote_job_mismatch`);
+- **unproven**: nothing the provider shows proves the job is this operation's (a count
+  is no proof): refused (409 `remote_job_unproven`) unless the operator says `force`,
+  and then recorded as forced.
 
-What was checked, and the status read itself, are recorded with the decision.
+What was checked, and the provider reads themselves, are recorded with the decision.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from app.core.http.errors import Conflict, Invalid
 from app.operations import repository as repo
 from app.operations.context import AppContext
 from app.operations.domain.operation import Operation
+from app.operations.services import accept_identity as identity
 from app.providers.calls.types import CallResult, Exchange, Outcome
 from app.providers.expressions import pointers
 from app.providers.expressions.pointers import MISSING
@@ -34,10 +41,16 @@ from app.providers.language.profile import Profile
 
 @dataclass(frozen=True)
 class Checked:
-    """A job that passed: the status read that showed it, and what was compared."""
+    """A job that passed: the provider reads that showed it (the status read first), what
+    was compared, and what proved it is this operation's (empty when forced)."""
 
-    exchange: Exchange
+    exchanges: list[Exchange]
     checks: dict[str, Any]
+    proven_by: list[str]
+
+    @property
+    def forced(self) -> bool:
+        return not self.proven_by
 
 
 async def not_bound_elsewhere(txn: Txn, op: Operation, job_id: str) -> None:
@@ -54,8 +67,8 @@ async def not_bound_elsewhere(txn: Txn, op: Operation, job_id: str) -> None:
     )
 
 
-async def verify(ctx: AppContext, op: Operation, job_id: str) -> Checked:
-    """All three checks; raises the refusal, or returns what was checked."""
+async def verify(ctx: AppContext, op: Operation, job_id: str, *, force: bool = False) -> Checked:
+    """Every check; raises the refusal, or returns what was checked."""
     async with ctx.db.read() as txn:
         await not_bound_elsewhere(txn, op, job_id)
     profile = ctx.profiles.get(op.provider)
@@ -66,6 +79,8 @@ async def verify(ctx: AppContext, op: Operation, job_id: str) -> Checked:
         raise _mismatch(op, job_id, "not_found", "the provider has no such job (HTTP 404)")
     if res.outcome != Outcome.OK:
         raise _unverified(op, job_id, _what_went_wrong(res))
+    exchanges = [res.exchange]
+    proven: list[str] = []
     checks: dict[str, Any] = {"remote_state": res.remote_state}
     shown = _client_reference(profile, res)
     if shown is not None:
@@ -73,13 +88,43 @@ async def verify(ctx: AppContext, op: Operation, job_id: str) -> Checked:
         if shown != op.id:
             why = f"it carries client reference {shown}, not this operation's id"
             raise _mismatch(op, job_id, "client_reference", why, shown=shown, expected=op.id)
+        proven.append("client_reference")
     items, expected = _item_counts(profile, op, res)
     if items is not None and expected is not None:
         checks["items"] = {"provider": items, "input": expected}
         if items != expected:
             why = f"it holds {items} items and this operation's input has {expected}"
             raise _mismatch(op, job_id, "item_count", why, shown=items, expected=expected)
-    return Checked(res.exchange, checks)
+    ids = await identity.compare_items(ctx, profile, op, job_id, res)
+    exchanges += ids.exchanges
+    if ids.check is not None:
+        checks["item_ids"] = ids.check
+    if ids.foreign:
+        some = ", ".join(ids.foreign[: identity.SHOWN_IDS])
+        mine = ", ".join(ids.declared[: identity.SHOWN_IDS])
+        why = (
+            f"its results carry item ids this operation's input does not declare ({some}; "
+            f"the input declares {mine})"
+        )
+        foreign = ids.foreign[: identity.SHOWN_IDS]
+        raise _mismatch(
+            op, job_id, "item_ids", why, shown=foreign, expected=ids.declared[: identity.SHOWN_IDS]
+        )
+    if ids.proven:
+        proven.append("item_ids")
+    if not proven:
+        listed_ex, listed, by_lookup = await identity.listed_by_lookup(ctx, profile, op, job_id)
+        exchanges += listed_ex
+        if listed is not None:
+            checks["lookup"] = listed
+        if by_lookup:
+            proven.append("lookup")
+    checks["proven_by"] = proven
+    if not proven:
+        if not force:
+            raise _unproven(op, job_id, checks)
+        checks["forced"] = True
+    return Checked(exchanges, checks, proven)
 
 
 def _client_reference(profile: Profile, res: CallResult) -> str | None:
@@ -115,6 +160,18 @@ def _unverified(op: Operation, job_id: str, why: str) -> Conflict:
         f"jobgate could not check job {job_id} at {op.provider} ({why}), and accepts no job "
         "it has not seen. Nothing was written; try again when the provider answers.",
         {"remote_job_id": job_id},
+    )
+
+
+def _unproven(op: Operation, job_id: str, checks: dict[str, Any]) -> Conflict:
+    return Conflict(
+        "remote_job_unproven",
+        f"The provider shows nothing that proves job {job_id} is {op.id}'s: no client "
+        "reference, no item ids to compare, no lookup listing it (a matching count proves "
+        "nothing). Nothing was written. Check the job at the provider yourself, then send "
+        "the same decision with force: true (recorded as accepted without proof), or "
+        "abandon it.",
+        {"remote_job_id": job_id, "checked": checks},
     )
 
 

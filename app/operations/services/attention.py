@@ -6,8 +6,11 @@ and why; each decision is a history row and nothing before it is erased.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
+
+from sqlalchemy.exc import IntegrityError
 
 from app.core.db.txn import Txn
 from app.core.http.errors import Conflict, Invalid
@@ -40,7 +43,7 @@ async def inbox(txn: Txn, *, principal: str | None, limit: int) -> list[Operatio
 def why(op: Operation) -> str | None:
     state = op.state
     if state in HUMAN_WHY:
-        return HUMAN_WHY[state][0]
+        return HUMAN_WHY[state][0] + failing_since(op)
     if state == State.AWAITING_APPROVAL:
         held = op.gate if isinstance(op.gate, dict) else {}
         return (
@@ -51,9 +54,25 @@ def why(op: Operation) -> str | None:
         return None
     summary = op.result_summary if isinstance(op.result_summary, dict) else {}
     failed, never = int(summary.get("failed") or 0), int(summary.get("not_processed") or 0)
+    unit = str(summary.get("unit") or "items")
     if not failed and not never:
-        return "completed with errors: the provider counted none of the items that failed"
-    return f"completed with errors: {failed} items failed, {never} never processed"
+        return f"completed with errors: the provider counted none of the {unit} that failed"
+    listed = f"{op.errors_listed} listed at /errors" if op.errors_listed else "none listed"
+    return f"completed with errors: {failed} {unit} failed, {never} never processed ({listed})"
+
+
+def failing_since(op: Operation) -> str:
+    """Since when the provider gave no good answer, for an operation whose reads it kept
+    refusing (docs/operations.md, "Reads that keep failing"); "" otherwise."""
+    if op.read_failing_since is None:
+        return ""
+    since = op.read_failing_since.isoformat()
+    if not op.read_failures:
+        return f"; no good answer from the provider since {since} (last: {op.read_failure})"
+    return (
+        f"; no good answer from the provider since {since} ({op.read_failures} reads in a "
+        f"row: {op.read_failure})"
+    )
 
 
 _TARGETS: dict[str, State] = {
@@ -64,12 +83,28 @@ _TARGETS: dict[str, State] = {
 }
 
 
-async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest) -> Operation:
+@dataclass(frozen=True)
+class Resolved:
+    """A recorded decision: the operation as it was read, and the words to add to the
+    answer when a job was accepted by force, without proof."""
+
+    operation: Operation
+    forced: str | None = None
+
+
+# Words of the in-progress situation only (the job is watched next): see lexicon.py.
+FORCED = (
+    "Job {job} was taken by force: the provider showed nothing that proves it is this "
+    "operation's job."
+)
+
+
+async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest) -> Resolved:
     """Apply one decision; 409 when it does not fit the operation's state."""
     now = ctx.now()
     actor = f"operator:{who}"
     if req.decision == "acknowledge":
-        return await _acknowledge(ctx, op, actor, req)
+        return Resolved(await _acknowledge(ctx, op, actor, req))
     state = op.state
     if state not in NEEDS_ATTENTION:
         raise Conflict(
@@ -81,6 +116,9 @@ async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest)
         "error": None,
         "poll_attempt": 0,
         "step_failures": 0,  # a resumed `stalled` operation gets its full allowance again
+        "read_failures": 0,  # and reads refused before the decision count no more
+        "read_failure": None,
+        "read_failing_since": None,
         "next_poll_at": now,
         "lease_owner": None,
         "lease_expires_at": None,
@@ -123,40 +161,53 @@ async def resolve(ctx: AppContext, op: Operation, who: str, req: ResolveRequest)
     )
     data: dict[str, Any] = {"decision": req.model_dump()}
     before: list[repo.HistoryRow] = []
+    cause = f"operator decision {req.decision}: {req.reason}"
+    forced: str | None = None
     if req.decision == "accept_job" and req.remote_job_id:
         # What the provider shows of the job, read before any write (accept_check.py).
-        checked = await accept_check.verify(ctx, op, req.remote_job_id)
+        checked = await accept_check.verify(ctx, op, req.remote_job_id, force=req.force)
         data["checked"] = checked.checks
-        ex = checked.exchange
-        cause = f"{ex.operation} {ex.method} -> {ex.status_code}"
-        before.append(
-            ledger.row(op, kind="exchange", actor=actor, cause=cause, now=now, data=ex.to_dict())
-        )
-    async with ctx.db.transaction() as txn:
-        if req.decision == "accept_job" and req.remote_job_id:  # again, where it is written
-            await accept_check.not_bound_elsewhere(txn, op, req.remote_job_id)
-        try:
-            applied = await ledger.transition(
-                ctx,
-                txn,
-                op,
-                target,
-                evidence=evidence,
-                actor=actor,
-                cause=f"operator decision {req.decision}: {req.reason}",
-                now=now,
-                fence=None,
-                fields=fields,
-                data=data,
-                before=before,
+        for ex in checked.exchanges:
+            said = f"{ex.operation} {ex.method} -> {ex.status_code}"
+            before.append(
+                ledger.row(op, kind="exchange", actor=actor, cause=said, now=now, data=ex.to_dict())
             )
-        except TransitionRefused as err:
-            raise Conflict("decision_not_allowed", str(err)) from err
-        if not applied:
-            raise Conflict("operation_changed", "The operation changed; read it again.")
+        if checked.forced:
+            forced = FORCED.format(job=req.remote_job_id)
+            cause = f"operator decision {req.decision}, forced without proof: {req.reason}"
+    try:
+        async with ctx.db.transaction() as txn:
+            if req.decision == "accept_job" and req.remote_job_id:  # again, where it is written
+                await accept_check.not_bound_elsewhere(txn, op, req.remote_job_id)
+            try:
+                applied = await ledger.transition(
+                    ctx,
+                    txn,
+                    op,
+                    target,
+                    evidence=evidence,
+                    actor=actor,
+                    cause=cause,
+                    now=now,
+                    fence=None,
+                    fields=fields,
+                    data=data,
+                    before=before,
+                )
+            except TransitionRefused as err:
+                raise Conflict("decision_not_allowed", str(err)) from err
+            if not applied:
+                raise Conflict("operation_changed", "The operation changed; read it again.")
+    except IntegrityError as err:
+        if req.decision != "accept_job" or not req.remote_job_id:
+            raise
+        # A concurrent accept_job bound the job first: the unique index refused this one.
+        async with ctx.db.read() as txn:
+            await accept_check.not_bound_elsewhere(txn, op, req.remote_job_id)
+        raise Conflict("operation_changed", "The operation changed; read it again.") from err
     ctx.notifier.kick()
     ctx.notifier.publish(op.id)
-    return op
+    return Resolved(op, forced)
 
 
 async def _acknowledge(

@@ -126,6 +126,12 @@ class CountsSpec(SpecModel):
     count the result lines (then no expressions)."""
     missing_is_zero: bool = False
     """``true`` for proto3 JSON, which leaves zero counts out."""
+    unit: Annotated[str, Field(pattern=r"^[a-z][a-z ]{0,39}$")] = Field(
+        "items", examples=["characters"]
+    )
+    """What one count counts, in the plural (``characters`` for Cloud Translation): said
+    with every number an agent reads. A unit other than ``items`` is never a list of
+    failed items (docs/profiles.md, "Counts an agent can check")."""
     total: Expr | None = Field(None, examples=["/request_counts/total"])
     """How many items the job has."""
     succeeded: Expr | None = Field(None, examples=["/request_counts/completed"])

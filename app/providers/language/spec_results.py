@@ -156,6 +156,11 @@ class ResultSpec(SpecModel):
 
     safe_to_repeat: bool = False
     """May a document be downloaded again after a failed attempt?"""
+    job_failed_statuses: list[Annotated[int, Field(ge=400, le=499)]] = Field([], examples=[[422]])
+    """HTTP statuses of a result read that the provider documents as the job's own failure
+    (an error found after the run, e.g. a 422 after ``COMPLETED``): the operation ends
+    ``failed`` with the provider's detail instead of the read being tried again
+    (docs/profiles.md, "A result read that means the job failed")."""
     documents: Annotated[list[DocumentSpec], Field(min_length=1)]
     """The documents, fetched in order."""
 
@@ -173,6 +178,7 @@ class ResultSpec(SpecModel):
             "properties": {
                 **doc["properties"],
                 "safe_to_repeat": spec["properties"]["safe_to_repeat"],
+                "job_failed_statuses": spec["properties"]["job_failed_statuses"],
             },
             "required": ["path"],
             "additionalProperties": False,
@@ -187,8 +193,9 @@ class ResultSpec(SpecModel):
     @classmethod
     def _single(cls, data: Any) -> Any:
         if isinstance(data, dict) and "documents" not in data and "path" in data:
-            rest = {k: v for k, v in data.items() if k != "safe_to_repeat"}
-            return {"safe_to_repeat": data.get("safe_to_repeat", False), "documents": [rest]}
+            beside = ("safe_to_repeat", "job_failed_statuses")
+            rest = {k: v for k, v in data.items() if k not in beside}
+            return {**{k: data[k] for k in beside if k in data}, "documents": [rest]}
         return data
 
     @model_validator(mode="after")

@@ -88,6 +88,7 @@ async def honest(gateway: Gateway, done: dict[str, Any]) -> None:
     it writes them, may add to that, never take from it)."""
     summary = done.get("result_summary") or {}
     listed = await errors_of(gateway, done["operation_id"])
+    backed(done, listed)
     if done["outcome"] == "succeeded":
         assert not summary.get("failed") and not summary.get("not_processed"), done
         assert listed == [], listed
@@ -95,6 +96,21 @@ async def honest(gateway: Gateway, done: dict[str, Any]) -> None:
     never_success(done)
     if done["provider"] not in COUNTS_NOT_ITEMS:
         assert len(listed) >= int(summary.get("failed") or 0), (summary, listed)
+
+
+def backed(done: dict[str, Any], listed: list[dict[str, Any]]) -> None:
+    """Every count is backed (docs/agent-api.md, "Counts and /errors"): nothing points at
+    an empty `/errors`, and a count of items that did not succeed that `/errors` does not
+    list says that no per-item list exists."""
+    summary = done.get("result_summary") or {}
+    points = "/errors" in done["message"] or "/errors" in str(done.get("next_action") or "")
+    if not listed:
+        assert not points and done.get("errors_url") is None, done
+        if int(summary.get("failed") or 0) + int(summary.get("not_processed") or 0):
+            message = done["message"]
+            assert "lists no failed" in message or "no per-item list" in message, message
+    else:
+        assert done.get("errors_url") is not None, done
 
 
 async def fault(fake: httpx2.AsyncClient, **spec: Any) -> None:

@@ -157,7 +157,7 @@ async def test_expired_batch_keeps_and_offers_the_part_that_was_done(
     # A result with items never processed (none failed) waits in the attention inbox.
     inbox = (await gateway.http.get("/v1/attention")).json()["items"]
     [why] = [i["why"] for i in inbox if i["operation"]["operation_id"] == op_id]
-    assert why == "completed with errors: 0 items failed, 1 never processed"
+    assert why == "completed with errors: 0 items failed, 1 never processed (1 listed at /errors)"
 
 
 async def test_cancel_ends_cancelled_after_one_cancel_call(
