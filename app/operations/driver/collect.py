@@ -145,7 +145,7 @@ def _unavailable(why: str) -> Decision:
         State.RESULT_UNAVAILABLE,
         why,
         Evidence(EvidenceKind.RESULT_UNAVAILABLE),
-        f"The provider finished but {why}.",
+        f"The provider finished but {why.rstrip().rstrip('.')}.",
     )
 
 

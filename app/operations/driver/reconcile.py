@@ -48,6 +48,8 @@ async def look(ctx: AppContext, profile: Profile, op: Operation) -> LookupResult
         trace_id=op.trace_id,
         worker=worker_tag(ctx, op),
         since=op.created_at - timedelta(seconds=skew),
+        input=op.input,
+        kind=op.kind,
     )
 
 
@@ -236,7 +238,7 @@ def unconfirmed(
         State.CREATE_UNCONFIRMED,
         cause,
         Evidence(evidence),
-        f"{_WHAT_HAPPENED[cap.guarantee.value]} Cause: {cause}. {hint}",
+        f"{_WHAT_HAPPENED[cap.guarantee.value]} Cause: {cause.rstrip().rstrip('.')}. {hint}",
         details=details,
         exchanges=ex,
         notes=notes,

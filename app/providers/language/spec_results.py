@@ -158,6 +158,22 @@ class ResultSpec(SpecModel):
     """May a document be downloaded again after a failed attempt?"""
     documents: Annotated[list[DocumentSpec], Field(min_length=1)]
     """The documents, fetched in order."""
+    failure_statuses: list[Annotated[int, Field(ge=400, le=499)]] = Field([], examples=[[422]])
+    """HTTP statuses (4xx) of a result read that the provider documents as the job's own
+    failure, found after it reported the job done (fal answers the result of a
+    ``COMPLETED`` request with 422 and the validation error): the operation ends
+    ``failed`` with the provider's detail instead of reading again. 408 and 429 say
+    "try later", never "failed", and are refused here."""
+
+    @model_validator(mode="after")
+    def _failure_statuses(self) -> ResultSpec:
+        codes = self.failure_statuses
+        if len(set(codes)) != len(codes):
+            raise ValueError("failure_statuses lists a status twice")
+        later = sorted(set(codes) & {408, 429})
+        if later:
+            raise ValueError(f"failure_statuses: {later[0]} means 'try later', not a failure")
+        return self
 
     @classmethod
     def __get_pydantic_json_schema__(
@@ -173,6 +189,7 @@ class ResultSpec(SpecModel):
             "properties": {
                 **doc["properties"],
                 "safe_to_repeat": spec["properties"]["safe_to_repeat"],
+                "failure_statuses": spec["properties"]["failure_statuses"],
             },
             "required": ["path"],
             "additionalProperties": False,
@@ -187,8 +204,9 @@ class ResultSpec(SpecModel):
     @classmethod
     def _single(cls, data: Any) -> Any:
         if isinstance(data, dict) and "documents" not in data and "path" in data:
-            rest = {k: v for k, v in data.items() if k != "safe_to_repeat"}
-            return {"safe_to_repeat": data.get("safe_to_repeat", False), "documents": [rest]}
+            own = ("safe_to_repeat", "failure_statuses")
+            rest = {k: v for k, v in data.items() if k not in own}
+            return {**{k: data[k] for k in own if k in data}, "documents": [rest]}
         return data
 
     @model_validator(mode="after")
