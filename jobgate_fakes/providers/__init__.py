@@ -26,6 +26,7 @@ FAKES = {
     "azure_operation_location": "jobgate_fakes.providers.azure_language",
     "google_document_ai": "jobgate_fakes.providers.google_document_ai",
     "assemblyai_transcripts": "jobgate_fakes.providers.assemblyai_transcripts",
+    "vertex_veo": "jobgate_fakes.providers.vertex_veo",
 }
 DEFAULT_PORT = 8090
 

@@ -92,7 +92,7 @@ def test_profiles_check_refuses_a_post_status_without_a_body_and_accepts_vertex(
     assert code == 2 and "status.body" in text, text
     bundled = Path("app/providers/profiles/vertex_veo.yaml")
     if bundled.exists():  # the bundled Vertex profile (added beside this language change)
-        code, text = check_command.run(bundled, {}, None)
+        code, text = check_command.run(bundled, {"GOOGLE_CLOUD_PROJECT": "p"}, None)
         assert code == 0, text
         assert ":fetchPredictOperation" in text and '"operationName": "JOB_ID"' in text
 

@@ -203,7 +203,7 @@ async def _judge(
             for name in _OUTPUT_FIELDS:
                 fields.pop(name, None)
         if not summary["succeeded"]:
-            fields["error"] = _nothing_usable(summary)
+            fields["error"] = _nothing_usable(summary, res.error)
         else:  # the job itself failed after some items: failed, the partial output kept
             missing = "" if kept else "; the provider's documents hold none of their output"
             fields["error"] = {
@@ -258,7 +258,18 @@ def summary_of(counts: Counts) -> dict[str, int]:
     return {k: int(items.get(k, 0)) for k in SUMMARY_KEYS}
 
 
-def _nothing_usable(summary: dict[str, int]) -> dict[str, Any]:
+def _nothing_usable(summary: dict[str, int], said: dict[str, Any] | None) -> dict[str, Any]:
+    """Why nothing is usable: the counts in words, then the provider's own reason when its
+    answer gave one (`pointers.error`; Vertex's filter reasons when every sample was
+    blanked)."""
+    found = _counted_nothing(summary)
+    reason = str(said.get("message") or "").strip().rstrip(".") if said else ""
+    if reason:
+        found["message"] = f"{found['message']}: {reason}"
+    return found
+
+
+def _counted_nothing(summary: dict[str, int]) -> dict[str, Any]:
     if not summary["processed"] and not summary["failed"]:
         return {
             "code": "no_items",
