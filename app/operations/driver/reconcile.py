@@ -257,10 +257,10 @@ def search_hint(ctx: AppContext, profile: Profile, op: Operation) -> tuple[str, 
         "body": f"in the create body at {ref.pointer}",
         "none": "(the create carried no client reference: match by time and input)",
     }[ref.location]
-    call = profile.manual_search.list_call
+    # The profile's variables filled in (a Google project and location, not PROJECT).
+    call, console = profile.manual_search.filled(profile.var_values(ctx.env))
     if call is None and profile.lookup is not None:
         call = f"{profile.lookup.method} {profile.base_url.rstrip('/')}{profile.lookup.path}"
-    console = profile.manual_search.console_url
     where = "".join(
         [f" with {call}" if call else "", f" or in the console at {console}" if console else ""]
     )

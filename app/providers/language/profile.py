@@ -374,6 +374,9 @@ def problems(profile: Profile) -> list[Problem]:
     if profile.lookup is not None:
         found += _endpoint("lookup", profile.lookup, variables | {"input", "kind"})
         found += _read_body("lookup", profile.lookup)
+    search = profile.manual_search
+    found += _template("manual_search.list_call", search.list_call, variables)
+    found += _template("manual_search.console_url", search.console_url, variables)
     fetch = profile.webhooks.secret_fetch
     if fetch is not None:
         found += _template("webhooks.secret_fetch.path", fetch.path, variables)
