@@ -186,6 +186,15 @@ def fake_job(profile: str) -> Job:
                 ],
             },
         ),  # fmt: skip
+        "vertex_veo": (
+            "generate_videos",
+            {
+                "model": "veo-3.0-generate-001",
+                "instances": [{"prompt": "a cat"}],
+                "parameters": {"durationSeconds": 4},
+            },
+        ),  # fmt: skip
+        "fal_queue": ("run", {"app": "fal-ai/flux", "arguments": {"prompt": "a cat"}}),
     }
     kind, body = inputs[profile]
     return Job(profile, kind, body)

@@ -26,6 +26,8 @@ FAKES = {
     "azure_operation_location": "jobgate_fakes.providers.azure_language",
     "google_document_ai": "jobgate_fakes.providers.google_document_ai",
     "assemblyai_transcripts": "jobgate_fakes.providers.assemblyai_transcripts",
+    "vertex_veo": "jobgate_fakes.providers.vertex_veo",
+    "fal_queue": "jobgate_fakes.providers.fal_queue",
 }
 DEFAULT_PORT = 8090
 

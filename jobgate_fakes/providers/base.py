@@ -45,8 +45,8 @@ class FakeError(Exception):
         super().__init__(json.dumps(body))
         self.status, self.body, self.headers = status, body, headers or {}
 
-    def response(self) -> JSONResponse:
-        """The answer as sent."""
+    def response(self) -> Response:
+        """The answer as sent (JSON, unless a provider's answer is not)."""
         return JSONResponse(self.body, status_code=self.status, headers=self.headers)
 
 
@@ -170,15 +170,15 @@ def fake_app(
     app.state.fake = fake
 
     @app.exception_handler(FakeError)
-    async def _fake_error(_: Request, exc: FakeError) -> JSONResponse:
+    async def _fake_error(_: Request, exc: FakeError) -> Response:
         return exc.response()
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http_error(_: Request, exc: StarletteHTTPException) -> Response:
         return fake.style.error(exc.status_code, str(exc.detail)).response()
 
     @app.exception_handler(RequestValidationError)
-    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _invalid(_: Request, exc: RequestValidationError) -> Response:
         return fake.style.error(400, _first_problem(exc.errors())).response()
 
     @app.post("/_fake/faults")

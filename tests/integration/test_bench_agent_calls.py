@@ -17,6 +17,8 @@ FAKES = (
     "google_translate",
     "google_document_ai",
     "azure_operation_location",
+    "vertex_veo",
+    "fal_queue",
 )
 
 

@@ -31,4 +31,6 @@ FAKES: dict[str, tuple[str, str, str]] = {
         "JOBGATE_AZURE_LANGUAGE_ENDPOINT",
         "AZURE_LANGUAGE_KEY",
     ),
+    "vertex_veo": ("vertex_veo", "JOBGATE_VERTEX_VEO_BASE_URL", "GOOGLE_OAUTH_ACCESS_TOKEN"),
+    "fal_queue": ("fal_queue", "JOBGATE_FAL_QUEUE_BASE_URL", "FAL_KEY"),
 }

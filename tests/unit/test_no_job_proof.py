@@ -119,7 +119,8 @@ def test_the_bundled_anthropic_profile_lists_its_two_refusals() -> None:
 @pytest.mark.parametrize(
     ("rule", "problem"),
     [
-        ({"status": 529}, "pointer"),  # a status alone proves nothing
+        ({"status": 529, "pointer": "/x"}, "pointer and equals go together"),
+        ({"status": 529, "contains": " "}, "must not be empty text"),
         ({"status": 200, "pointer": "/x", "equals": "y"}, "greater than or equal to 400"),
         ({"status": 529, "pointer": "x", "equals": "y"}, "pointer"),
         ({"status": 529, "pointer": "/x", "equals": []}, "at least 1"),

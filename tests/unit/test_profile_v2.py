@@ -118,7 +118,8 @@ def test_a_pasted_secret_is_never_echoed(tmp_path: Path) -> None:
 def test_bundled_profiles_load_without_any_credential() -> None:
     profiles = load_profiles(None, {})
     expected = {"openai_batch", "anthropic_message_batches", "replicate_predictions",
-                "google_translate", "azure_operation_location"}  # fmt: skip
+                "google_translate", "azure_operation_location", "vertex_veo",
+                "fal_queue"}  # fmt: skip
     assert expected <= set(profiles)
     for name in expected:
         assert profiles[name].unavailable({}) is not None  # usable only with its credential

@@ -269,6 +269,12 @@ def test_the_manual_search_hint_follows_an_overridden_base_url() -> None:
     path = BUILTIN_DIR / "google_translate.yaml"
     moved = load_profile(path, {"JOBGATE_GOOGLE_TRANSLATE_BASE_URL": "http://127.0.0.1:9"})
     assert moved.manual_search.list_call == (
-        "GET http://127.0.0.1:9/v3/projects/PROJECT/locations/LOCATION/operations"
+        "GET http://127.0.0.1:9/v3/projects/{project}/locations/{location}/operations"
     )
     assert "translation.googleapis.com" in (load_profile(path, {}).manual_search.list_call or "")
+    # The variables are filled where a person reads it; an unset one is named, never blank.
+    env = {"GOOGLE_CLOUD_PROJECT": "my-proj"}
+    call, _ = moved.manual_search.filled(moved.var_values(env))
+    assert call == "GET http://127.0.0.1:9/v3/projects/my-proj/locations/us-central1/operations"
+    call, _ = moved.manual_search.filled(moved.var_values({}))
+    assert call == "GET http://127.0.0.1:9/v3/projects/PROJECT/locations/us-central1/operations"

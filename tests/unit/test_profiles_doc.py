@@ -39,7 +39,7 @@ def test_the_typo_message_in_the_docs_is_the_real_one(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace("{job_id}", "{jobid}"))
     code, text = run(path, {}, None)
     assert code == 2
-    assert "status.path: unknown placeholder 'jobid'; allowed here: job_id" in text
+    assert "status.path: unknown placeholder 'jobid'; allowed here: input, job_id, kind" in text
 
 
 async def test_the_example_drives_a_transcript_to_its_end(tmp_path: Path) -> None:

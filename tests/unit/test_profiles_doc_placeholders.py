@@ -156,20 +156,21 @@ async def sent(profile: Profile, place: str) -> str:
 
     async with httpx2.AsyncClient(transport=httpx2.MockTransport(handler)) as http:
         client = ProviderClient(http, ENV)
-        t = {"trace_id": "t"}
+        t: dict[str, Any] = {"trace_id": "t"}
+        job: dict[str, Any] = {"input": {"x": "IN1"}, "kind": "r", **t}  # the operation's own
         if place in ("kinds.<kind>.create", "prepare", "client_reference.format"):
             await client.create(profile, "r", {"x": "IN1"}, token="TOK1",
                                 client_reference="REF1", **t)  # fmt: skip
         elif place == "cancel":
-            await client.cancel(profile, "JOB1", reason="WHY1", **t)
+            await client.cancel(profile, "JOB1", reason="WHY1", **job)
         elif place == "result.documents[]":
-            await client.result(profile, "JOB1", **t)
+            await client.result(profile, "JOB1", **job)
         elif place == "lookup":
-            await client.lookup(profile, token=None, client_reference="REF1", **t)
+            await client.lookup(profile, token=None, client_reference="REF1", **job)
         elif place == "webhooks.secret_fetch.path":
             await client.webhook_secret(profile, **t)
         else:
-            await client.status(profile, "JOB1", **t)
+            await client.status(profile, "JOB1", **job)
     return "\n".join(f"{r.url} {dict(r.headers)} {r.content.decode()}" for r in seen)
 
 

@@ -213,7 +213,7 @@ def _reason(op: Operation) -> str:
         return ""
     if lexicon.leaks(str(reason), lexicon.FINISHED_NOT_SUCCESS):
         return " (the provider's own words are in `error.message`)"
-    return f": {reason}"
+    return f": {str(reason).rstrip().rstrip('.')}"  # the sentence's own full stop follows
 
 
 def _action(call: str, tool: str | None, mcp: bool, after: float | None = None) -> NextAction:

@@ -174,7 +174,7 @@ def _unavailable(why: str) -> Decision:
         State.RESULT_UNAVAILABLE,
         why,
         Evidence(EvidenceKind.RESULT_UNAVAILABLE),
-        f"The provider finished but {why}.",
+        f"The provider finished but {why.rstrip().rstrip('.')}.",
     )
 
 
@@ -233,7 +233,7 @@ async def _judge(
             for name in _OUTPUT_FIELDS:
                 fields.pop(name, None)
         if not summary["succeeded"]:
-            fields["error"] = _nothing_usable(summary)
+            fields["error"] = _nothing_usable(summary, res.error)
         else:  # the job itself failed after some items: failed, the partial output kept
             missing = "" if kept else "; the provider's documents hold none of their output"
             fields["error"] = {
@@ -317,7 +317,18 @@ def summary_for(profile: Profile, counts: Counts | None) -> dict[str, Any]:
     return summary
 
 
-def _nothing_usable(summary: dict[str, int]) -> dict[str, Any]:
+def _nothing_usable(summary: dict[str, int], said: dict[str, Any] | None) -> dict[str, Any]:
+    """Why nothing is usable: the counts in words, then the provider's own reason when its
+    answer gave one (`pointers.error`; Vertex's filter reasons when every sample was
+    blanked)."""
+    found = _counted_nothing(summary)
+    reason = str(said.get("message") or "").strip().rstrip(".") if said else ""
+    if reason:
+        found["message"] = f"{found['message']}: {reason}"
+    return found
+
+
+def _counted_nothing(summary: dict[str, int]) -> dict[str, Any]:
     if not summary["processed"] and not summary["failed"]:
         return {
             "code": "no_items",

@@ -48,6 +48,8 @@ async def look(ctx: AppContext, profile: Profile, op: Operation) -> LookupResult
         trace_id=op.trace_id,
         worker=worker_tag(ctx, op),
         since=op.created_at - timedelta(seconds=skew),
+        input=op.input,
+        kind=op.kind,
     )
 
 
@@ -236,7 +238,7 @@ def unconfirmed(
         State.CREATE_UNCONFIRMED,
         cause,
         Evidence(evidence),
-        f"{_WHAT_HAPPENED[cap.guarantee.value]} Cause: {cause}. {hint}",
+        f"{_WHAT_HAPPENED[cap.guarantee.value]} Cause: {cause.rstrip().rstrip('.')}. {hint}",
         details=details,
         exchanges=ex,
         notes=notes,
@@ -255,10 +257,10 @@ def search_hint(ctx: AppContext, profile: Profile, op: Operation) -> tuple[str, 
         "body": f"in the create body at {ref.pointer}",
         "none": "(the create carried no client reference: match by time and input)",
     }[ref.location]
-    call = profile.manual_search.list_call
+    # The profile's variables filled in (a Google project and location, not PROJECT).
+    call, console = profile.manual_search.filled(profile.var_values(ctx.env))
     if call is None and profile.lookup is not None:
         call = f"{profile.lookup.method} {profile.base_url.rstrip('/')}{profile.lookup.path}"
-    console = profile.manual_search.console_url
     where = "".join(
         [f" with {call}" if call else "", f" or in the console at {console}" if console else ""]
     )

@@ -31,8 +31,9 @@ def build_failure(res: CallResult) -> Decision | None:
             "error": {
                 "code": CODE,
                 "message": "The gateway could not build the provider request for this "
-                f"operation, so nothing was sent: {why}. Retrying will not help: start a "
-                "new operation with a corrected input, or fix the provider profile.",
+                f"operation, so nothing was sent: {why.rstrip().rstrip('.')}. Retrying will "
+                "not help: start a new operation with a corrected input, or fix the provider "
+                "profile.",
                 "details": {"source": "gateway"},
             }
         },

@@ -28,6 +28,8 @@ async def read_status(ctx: AppContext, profile: Profile, op: Operation) -> CallR
         trace_id=op.trace_id,
         worker=worker_tag(ctx, op),
         status_url=op.remote_status_url,
+        input=op.input,
+        kind=op.kind,
     )
 
 
@@ -42,6 +44,8 @@ async def read_result(
         worker=worker_tag(ctx, op),
         status_url=op.remote_status_url,
         status=status,
+        input=op.input,
+        kind=op.kind,
     )
 
 

@@ -192,6 +192,8 @@ async def step_cancel_requested(
         reason=op.cancel_reason,
         worker=worker_tag(ctx, op),
         cancel_url=op.remote_cancel_url,
+        input=op.input,
+        kind=op.kind,
     )
     if res.outcome in (Outcome.AMBIGUOUS, Outcome.RATE_LIMITED) and profile.cancel.idempotent:
         return Decision(

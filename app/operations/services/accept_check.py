@@ -74,7 +74,9 @@ async def verify(ctx: AppContext, op: Operation, job_id: str, *, force: bool = F
     profile = ctx.profiles.get(op.provider)
     if profile is None:
         raise _unverified(op, job_id, f"the profile {op.provider!r} is not loaded here")
-    res = await ctx.client.status(profile, job_id, trace_id=op.trace_id)
+    res = await ctx.client.status(
+        profile, job_id, trace_id=op.trace_id, input=op.input, kind=op.kind
+    )
     if res.outcome == Outcome.NOT_FOUND:
         raise _mismatch(op, job_id, "not_found", "the provider has no such job (HTTP 404)")
     if res.outcome != Outcome.OK:

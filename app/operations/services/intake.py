@@ -98,7 +98,7 @@ def check_target(ctx: AppContext, req: CreateOperationRequest) -> None:
     if reason is not None:
         raise Invalid(
             "provider_unavailable",
-            f"Provider {req.provider!r} cannot be called on this gateway: {reason}. "
+            f"Provider {req.provider!r} cannot be called on this gateway: {reason.rstrip('.')}. "
             "Nothing was recorded; an operator must configure it first.",
             {"provider": req.provider},
         )

@@ -7,6 +7,7 @@ the named fields later templates use, the URLs to follow, and an inline result.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -77,6 +78,37 @@ def error_of(value: Any) -> dict[str, Any] | None:
     return {"message": value} if value else None
 
 
+def _said(value: Any) -> list[str]:
+    """The words of one error value: an object's message, a list's elements, a text."""
+    if isinstance(value, dict):
+        message = value.get("message")
+        return [str(message)] if message else [json.dumps(value, ensure_ascii=False)[:500]]
+    if isinstance(value, list):
+        return [text for item in value for text in _said(item)]
+    return [str(value)] if value not in (None, "") else []
+
+
+def error_in(profile: Profile, body: Any) -> dict[str, Any] | None:
+    """The provider's error in an answer, at ``pointers.error``: one pointer's value as
+    it is; several pointers' values joined into one message (the first object among
+    them keeps its other members, e.g. its ``code``)."""
+    where = profile.pointers.error
+    if not isinstance(where, list):
+        return error_of(pointers.get(body, where))
+    found = [v for p in where if (v := present(pointers.get(body, p))) not in (None, "", [], {})]
+    if not found:
+        return None
+    if len(found) == 1:
+        return error_of(found[0]) if not isinstance(found[0], list) else error_of(_join(found))
+    return error_of(_join(found))
+
+
+def _join(found: list[Any]) -> dict[str, Any]:
+    first = next((v for v in found if isinstance(v, dict)), {})
+    texts = [t.strip().rstrip(".") for v in found for t in _said(v) if t.strip()]
+    return {**first, "message": "; ".join(dict.fromkeys(texts))}
+
+
 def seen(
     profile: Profile,
     body: Any,
@@ -111,7 +143,7 @@ def seen(
         state=state,
         remote_class=cls,
         progress=None if completed is None and total is None else Progress(completed, total),
-        error=error_of(pointers.get(body, p.error)),
+        error=error_in(profile, body),
         poll_hint=as_seconds(pointers.get(body, p.poll_hint)),
         remote_time=as_str(pointers.get(body, p.remote_time)),
         fields=fields,

@@ -11,6 +11,7 @@ from typing import Any
 
 from app.providers.calls import prepare
 from app.providers.calls.prepare import BuildError, Prepared, Values
+from app.providers.calls.wire import SENSITIVE_HEADERS
 from app.providers.expressions import templates
 from app.providers.language.loader import ProfileError, load_profile
 from app.providers.language.profile import Profile
@@ -24,27 +25,36 @@ SAMPLE = {
 }
 
 
-def _credential(profile: Profile, env: Mapping[str, str]) -> tuple[str | None, str, str]:
-    """(header, masked value, where it comes from)."""
+Shown = tuple[str | None, str | None, str, str]  # (header, query param, masked value, where)
+
+
+def _credential(profile: Profile, env: Mapping[str, str]) -> Shown:
+    """Where the credential goes (a header or a query parameter), its masked value and
+    where it comes from: never the value itself."""
     spec = profile.credentials
     if spec is None:
-        return None, "", "none"
-    shown = f"Bearer {REDACTED}" if spec.type == "bearer" else REDACTED
+        return None, None, "", "none"
     state = "set" if spec.resolve(env) is not None else "NOT SET"
     note = "optional" if spec.optional else "calls are refused while it is not set"
-    return spec.header_name, shown, f"{spec.describe()} ({state}; {note})"
+    where = f"query parameter {spec.param}" if spec.param else f"header {spec.header_name}"
+    header = None if spec.param else spec.header_name
+    return header, spec.param, spec.shown(), f"{spec.describe()}, sent as {where} ({state}; {note})"
 
 
-def _block(
-    title: str, prepared: Prepared, credential: tuple[str | None, str, str], trace: str | None
-) -> list[str]:
-    header, shown, _ = credential
+def _block(title: str, prepared: Prepared, credential: Shown, trace: str | None) -> list[str]:
+    header, param, shown, _ = credential
     lines = [f"== {title} ==", f"{prepared.method} {prepared.url}"]
-    if prepared.params:
-        lines.append(f"  query: {json.dumps(prepared.params, ensure_ascii=False)}")
+    params = dict(prepared.params or {})
+    if param is not None and prepared.credentials:
+        params[param] = shown
+    if params:
+        lines.append(f"  query: {json.dumps(params, ensure_ascii=False)}")
     headers = dict(prepared.headers)
     if trace is not None:
         headers[trace] = "TRACE_ID"
+    for name in headers:  # whatever fills them (a variable, say), these carry credentials
+        if name.lower() in SENSITIVE_HEADERS:
+            headers[name] = REDACTED
     if header is not None and prepared.credentials:
         headers[header] = shown
     lines += [f"  {k}: {v}" for k, v in headers.items()]
@@ -80,7 +90,7 @@ def describe(profile: Profile, env: Mapping[str, str], sample_input: Any = None)
         f"base_url: {profile.base_url}",
         f"single_create: {profile.single_create.value}",
         f"nothing_created: {_nothing_created(profile)}",
-        f"credential: {cred[2]}",
+        f"credential: {cred[3]}",
         f"client reference: {profile.client_reference.where()}",
         "",
     ]
@@ -105,12 +115,16 @@ def describe(profile: Profile, env: Mapping[str, str], sample_input: Any = None)
         if follow is not None:
             where = f"header {follow.header}" if follow.header else f"body {follow.pointer}"
             out.extend([f"  (status is then read at the URL in the create answer's {where})", ""])
-    plain = Values(profile, env, dict(SAMPLE))
+    kind, spec0 = next(iter(profile.kinds.items()))
+    given = sample_input if sample_input is not None else spec0.example
+    # Calls about the job may name the operation's input and kind (the first kind's here).
+    plain = Values(profile, env, {**SAMPLE, "input": given if given is not None else {},
+                                  "kind": kind})  # fmt: skip
     show("status", lambda: prepare.request(profile, "status", profile.status, plain))
     if profile.cancel is not None:
         cancel = profile.cancel
         show("cancel", lambda: prepare.request(profile, "cancel", cancel, plain))
-    fields = Values(profile, env, {**SAMPLE, **_samples(set(profile.pointers.fields))})
+    fields = Values(profile, env, {**plain.known, **_samples(set(profile.pointers.fields))})
     for doc in profile.result.documents if profile.result else []:
         title = f"result document {doc.name} ({doc.role}, {doc.format})"
         if doc.url is not None:

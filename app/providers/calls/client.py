@@ -113,10 +113,13 @@ class ProviderClient(Wire):
         trace_id: str,
         worker: str | None = None,
         status_url: str | None = None,
+        input: Any = None,
+        kind: str | None = None,
     ) -> CallResult:
         """Read the remote job (at ``status_url`` when the create answer gave one); OK only
-        with a readable state."""
-        known = {"job_id": job_id}
+        with a readable state. ``input`` and ``kind`` are the operation's, for templates
+        that name them (a model id in the path)."""
+        known = {"job_id": job_id, "input": input, "kind": kind}
         return await self._call(profile, "status", profile.status, known, trace_id, worker,
                                 url=status_url, require="state")  # fmt: skip
 
@@ -129,13 +132,15 @@ class ProviderClient(Wire):
         reason: str | None = None,
         worker: str | None = None,
         cancel_url: str | None = None,
+        input: Any = None,
+        kind: str | None = None,
     ) -> CallResult:
         """Ask the provider to cancel; a 2xx is "accepted", not "cancelled"
         (docs/agent-api.md, "The calls")."""
         ep = profile.cancel
         if ep is None:
             return self.refused("cancel", f"profile {profile.name} cannot cancel")
-        known = {"job_id": job_id, "reason": reason}
+        known = {"job_id": job_id, "reason": reason, "input": input, "kind": kind}
         return await self._call(profile, "cancel", ep, known, trace_id, worker,
                                 url=cancel_url, require=None)  # fmt: skip
 
@@ -148,22 +153,26 @@ class ProviderClient(Wire):
         worker: str | None = None,
         status_url: str | None = None,
         status: CallResult | None = None,
+        input: Any = None,
+        kind: str | None = None,
     ) -> CallResult:
         """Collect the result: the inline result of a status read, or the profile's result
         documents (JSON or JSON Lines, streamed, bounded by ``max_bytes``). Documents whose
         address comes from the status answer take it from ``status`` when given, else from
         a fresh status read (its exchange is in ``extra_exchanges``)."""
+        known = {"job_id": job_id, "input": input, "kind": kind}
         if profile.result is None:  # inline: the status answer is the result document
-            known = {"job_id": job_id}
             return await self._call(profile, "result", profile.status, known, trace_id, worker,
                                     url=status_url, require="state")  # fmt: skip
-        return await collect(self, self._status_for_documents, profile, job_id, trace_id,
-                             worker, status_url, status)  # fmt: skip
 
-    async def _status_for_documents(
-        self, profile: Profile, job_id: str, trace_id: str, worker: str | None, url: str | None
-    ) -> CallResult:
-        return await self.status(profile, job_id, trace_id=trace_id, worker=worker, status_url=url)
+        async def read_status(
+            profile: Profile, job_id: str, trace_id: str, worker: str | None, url: str | None
+        ) -> CallResult:
+            return await self.status(profile, job_id, trace_id=trace_id, worker=worker,
+                                     status_url=url, input=input, kind=kind)  # fmt: skip
+
+        return await collect(self, read_status, profile, known, trace_id, worker, status_url,
+                             status)  # fmt: skip
 
     async def _call(
         self,
@@ -222,6 +231,8 @@ class ProviderClient(Wire):
         trace_id: str,
         worker: str | None = None,
         since: datetime | None = None,
+        input: Any = None,
+        kind: str | None = None,
     ) -> LookupResult:
         """Find remote jobs by token or client reference, page by page (app.providers.calls.lookup).
 
@@ -238,7 +249,7 @@ class ProviderClient(Wire):
         asked: lk.PageRequest | None = lk.first_page(ep, key)
         exchanges: list[Exchange] = []
         ids: list[str] = []
-        values = Values(profile, self._env)
+        values = Values(profile, self._env, {"input": input, "kind": kind})
         while asked is not None:
             if len(exchanges) == ep.max_pages:
                 return LookupResult(Outcome.OK, exchanges, ids, len(exchanges), "max_pages")
@@ -318,9 +329,10 @@ def _no_job(profile: Profile, raw: Raw) -> NoJobProof | None:
     if raw.never_left:
         said = scrub(raw.error or "no connection was made", raw.variants)
         return NoJobProof(True, f"the request never reached the provider ({said[:200]})")
-    if raw.response is None or not raw.json_ok:
+    if raw.response is None:
         return None
-    rule = profile.idempotency.proves_nothing_created(raw.response.status_code, raw.body)
+    body = raw.body if raw.json_ok else None
+    rule = profile.idempotency.proves_nothing_created(raw.response.status_code, body, raw.text)
     if rule is None:
         return None
     return NoJobProof(

@@ -20,7 +20,7 @@ from app.providers.calls import prepare
 from app.providers.calls.prepare import BuildError, Values
 from app.providers.calls.types import CallResult, Exchange, Outcome
 from app.providers.calls.wire import Wire
-from app.providers.expressions import pointers, templates
+from app.providers.expressions import templates
 from app.providers.language import counts as counting
 from app.providers.language.adapter import counts_items
 from app.providers.language.profile import Profile
@@ -54,13 +54,15 @@ async def collect(
     client: Wire,
     read_status: StatusRead,
     profile: Profile,
-    job_id: str,
+    known: dict[str, Any],
     trace_id: str,
     worker: str | None,
     status_url: str | None,
     status: CallResult | None,
 ) -> CallResult:
-    """Every document of the profile's result, as one CallResult (see ProviderClient.result)."""
+    """Every document of the profile's result, as one CallResult (see ProviderClient.result);
+    ``known`` holds the job id and the operation's input and kind."""
+    job_id = str(known["job_id"])
     assert profile.result is not None
     earlier: list[Exchange] = []
     fields: dict[str, Any] = {}
@@ -72,7 +74,7 @@ async def collect(
         if status.outcome is not Outcome.OK:
             return replace(status, extra_exchanges=earlier[:-1])
         fields, found_counts = status.fields, status.counts
-    values = Values(profile, client.env, {"job_id": job_id, **fields})
+    values = Values(profile, client.env, {**known, **fields})
     infos: list[DocumentInfo] = []
     readers: list[LineReader] = []
     json_doc: Any = None
@@ -106,8 +108,7 @@ async def collect(
         last = client.base(raw, outcome, note)
         infos.append(info if outcome is Outcome.OK else replace(info, complete=False))
         if outcome is not Outcome.OK:
-            said = pointers.get(raw.body if raw.json_ok else None, profile.pointers.error)
-            error = extract.error_of(said)
+            error = extract.error_in(profile, raw.body if raw.json_ok else None)
             return replace(last, error=error, extra_exchanges=earlier, documents=infos)
         earlier.append(last.exchange)
         if reader is not None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
 
 import httpx2
 
@@ -186,3 +186,15 @@ async def read_capped(response: httpx2.Response, cap: int) -> tuple[bytes, bool]
             return b"".join(chunks), False
         chunks.append(chunk)
     return b"".join(chunks), True
+
+
+def with_query(
+    url: str, params: Mapping[str, str] | None, extra: Mapping[str, str]
+) -> tuple[str, dict[str, str] | None]:
+    """``url`` and ``params`` with ``extra`` added: into the URL's own query when it has
+    one (httpx2 replaces a URL's query with ``params``), else beside ``params``."""
+    parts = urlsplit(url)
+    if parts.query and not params:
+        merged = urlencode([*parse_qsl(parts.query, keep_blank_values=True), *extra.items()])
+        return urlunsplit(parts._replace(query=merged)), None
+    return url, {**(params or {}), **extra}

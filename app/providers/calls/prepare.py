@@ -124,6 +124,11 @@ def request(
                 "(base_url and origins), so it gets neither the credential nor a request"
             )
         origin = found
+        # The endpoint's own query goes along (status.query at a create answer's status
+        # URL), except a parameter the provider's URL already carries.
+        own = {k for k, _ in parse_qsl(urlsplit(url).query, keep_blank_values=True)}
+        extra = _fixed(ep.query, filled, f"{operation}.query")
+        params = {**{k: v for k, v in extra.items() if k not in own}, **(params or {})}
     if origin != "anonymous":
         sent_headers.update(_fixed(profile.headers, filled, "headers"))
     sent_headers.update(_fixed(ep.headers, filled, f"{operation}.headers"))
@@ -139,12 +144,11 @@ def request(
     has_body = False
     data: dict[str, str] | None = None
     files: FileParts | None = None
-    if isinstance(ep, BodyEndpoint):
-        if ep.multipart is not None:
-            data, files = _multipart(ep.multipart, filled, operation)
-        elif ep.body is not None:
-            body, has_body = _render(ep.body, filled, f"{operation}.body"), True
-            body = {} if body is MISSING else body
+    if isinstance(ep, BodyEndpoint) and ep.multipart is not None:
+        data, files = _multipart(ep.multipart, filled, operation)
+    elif ep.body is not None:  # any call may have a body (a status read by POST)
+        body, has_body = _render(ep.body, filled, f"{operation}.body"), True
+        body = {} if body is MISSING else body
     return Prepared(
         operation, ep.method, url, sent_headers, query or None, body, has_body, data, files,
         credentials=origin != "anonymous",

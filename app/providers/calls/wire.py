@@ -29,6 +29,7 @@ from app.providers.calls.http_util import (
     scrub,
     scrub_json,
     secret_variants,
+    with_query,
 )
 from app.providers.calls.prepare import Prepared
 from app.providers.calls.types import CallResult, Exchange, Outcome
@@ -107,16 +108,20 @@ class Wire:
             credential = profile.resolve_credential(self._env) if prepared.credentials else None
         except CredentialError as exc:
             return self.refused_raw(prepared.operation, f"CredentialError: {exc}")
+        url, params = prepared.url, prepared.params
         if credential is not None:
-            headers[credential.header] = credential.value.reveal()
-            sensitive = sensitive | {credential.header.lower()}
             variants = secret_variants([credential.secret.reveal()])
+            if credential.param is not None:
+                url, params = with_query(url, params, {credential.param: credential.value.reveal()})
+            else:
+                headers[credential.header] = credential.value.reveal()
+                sensitive = sensitive | {credential.header.lower()}
         t = profile.timeouts
         try:
             request = self._http.build_request(
                 prepared.method,
-                prepared.url,
-                params=prepared.params,
+                url,
+                params=params,
                 json=prepared.json_body if prepared.has_body else None,
                 data=prepared.data,
                 files=prepared.files,

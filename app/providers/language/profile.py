@@ -64,8 +64,11 @@ class Pointers(SpecModel):
     """Progress: how much is done."""
     progress_total: Pointer | None = Field(None, examples=["/request_counts/total"])
     """Progress: how much there is."""
-    error: Pointer | None = Field(None, examples=["/errors/data/0"])
-    """The provider's error (an object, or a message)."""
+    error: Pointer | Annotated[list[Pointer], Field(min_length=1)] | None = Field(
+        None, examples=["/errors/data/0", ["/error", "/response/raiMediaFilteredReasons"]]
+    )
+    """The provider's error (an object, or a message); or a list of pointers, every one
+    present joined into the reason (an object's ``message``, a list's elements)."""
     poll_hint: Pointer | None = Field(None, examples=["/poll_after_seconds"])
     """Seconds the provider asks to wait before the next status read."""
     remote_time: Pointer | None = Field(None, examples=["/updated_at"])
@@ -138,7 +141,8 @@ class Profile(SpecModel):
     kinds: Annotated[dict[str, KindSpec], Field(min_length=1)]
     """Kind name to how that kind of job is created."""
     status: Endpoint = Field(examples=[{"method": "GET", "path": "/v1/batches/{job_id}"}])
-    """The status endpoint (Templates over ``job_id`` and the variables)."""
+    """The status endpoint: any method, with a ``body`` when it is a POST (Templates over
+    ``job_id``, ``input``, ``kind`` and the variables)."""
     cancel: CancelEndpoint | None = None
     """The cancel endpoint; none: jobgate cannot cancel, and watches for the end."""
     result: ResultSpec | None = None
@@ -288,7 +292,23 @@ def _origin(url: str) -> tuple[str, str, int] | None:
 RESERVED = frozenset({"input", "kind", "client_reference", "token", "job_id", "reason"})
 CREATE_NAMES = frozenset({"input", "kind", "client_reference", "token"})
 
+# What a call about an existing job may name: the job id from the create's answer, and
+# the operation's own input and kind (a model id in the path, an app in the URL).
+READ_NAMES = frozenset({"job_id", "input", "kind"})
+
 Problem = tuple[str, str]  # (dotted path below the profile, message)
+
+
+def _read_body(where: str, ep: Endpoint) -> list[Problem]:
+    """A read (status, result, lookup) sends a body exactly when its method carries one:
+    a POST read without one is answered 400 by every provider that reads by POST."""
+    if ep.method in ("POST", "PUT", "PATCH") and ep.body is None:
+        why = (f"a {ep.method} read needs the body the provider's call takes (e.g. "
+               '{operationName: $job_id}); write body: {} for an empty JSON object')  # fmt: skip
+        return [(f"{where}.body", why)]
+    if ep.method in ("GET", "DELETE") and ep.body is not None:
+        return [(f"{where}.body", f"a {ep.method} sends no body; use POST for a read with one")]
+    return []
 
 
 class FieldProblems(ValueError):
@@ -342,15 +362,21 @@ def problems(profile: Profile) -> list[Problem]:
                 found.append((f"{where}.capture", f"{clash[0]!r} is already a known name"))
             allowed = allowed | frozenset(step.capture)
         found += _endpoint(f"kinds.{kind}.create", spec.create, allowed)
-    found += _endpoint("status", profile.status, variables | {"job_id"})
+    job = variables | READ_NAMES
+    found += _endpoint("status", profile.status, job)
+    found += _read_body("status", profile.status)
     if profile.cancel is not None:
-        found += _endpoint("cancel", profile.cancel, variables | {"job_id", "reason"})
+        found += _endpoint("cancel", profile.cancel, job | {"reason"})
     if profile.result is not None:
-        allowed = variables | fields | {"job_id"}
         for i, doc in enumerate(profile.result.documents):
-            found += _endpoint(f"result.documents.{i}", doc, allowed)
+            found += _endpoint(f"result.documents.{i}", doc, job | fields)
+            found += _read_body(f"result.documents.{i}", doc)
     if profile.lookup is not None:
-        found += _endpoint("lookup", profile.lookup, variables)
+        found += _endpoint("lookup", profile.lookup, variables | {"input", "kind"})
+        found += _read_body("lookup", profile.lookup)
+    search = profile.manual_search
+    found += _template("manual_search.list_call", search.list_call, variables)
+    found += _template("manual_search.console_url", search.console_url, variables)
     fetch = profile.webhooks.secret_fetch
     if fetch is not None:
         found += _template("webhooks.secret_fetch.path", fetch.path, variables)

@@ -60,11 +60,13 @@ class Secret:
 
 @dataclass(frozen=True)
 class Credential:
-    """A credential resolved for one call: the header to set and its (hidden) value."""
+    """A credential resolved for one call: where it goes (a header, or a query parameter
+    when ``param`` is set) and its (hidden) value."""
 
     header: str
     value: Secret = field(repr=False)  # the full header value, e.g. "Bearer <token>"
     secret: Secret = field(repr=False)  # the raw secret, so exchanges can scrub echoes
+    param: str | None = None  # a query parameter instead of the header (``type: query``)
 
 
 class SecretRef(BaseModel):
@@ -114,14 +116,32 @@ class SecretRef(BaseModel):
 class CredentialSpec(SecretRef):
     """The provider's credential: where it is (``env`` or ``file``, exactly one) and how it
     is sent. Inline secrets (``value``, ``token``, ``secret``, ``password``, ``api_key``,
-    ``key``) are refused. It is read at call time, never stored or logged."""
+    ``key``) are refused. It is read at call time, never stored or logged.
+
+    ``type: bearer`` sends ``Authorization: Bearer <secret>``; ``type: header`` sends
+    ``prefix`` + the secret in ``header`` (fal: ``{type: header, header: Authorization,
+    prefix: "Key "}``; an API key header: ``{type: header, header: x-api-key}``);
+    ``type: query`` sends it as the query parameter ``param`` (``?key=<secret>``). Wherever
+    it goes, history, logs and `jobgate profiles check` show ``[redacted]`` instead.
+    """
 
     env: EnvName | None = Field(None, examples=["ANTHROPIC_API_KEY"])
     """The environment variable holding the secret (give ``env`` or ``file``)."""
-    type: Literal["bearer", "header"] = Field("bearer", examples=["header"])
-    """``bearer``: ``Authorization: Bearer <secret>``; ``header``: the raw secret in ``header``."""
+    type: Literal["bearer", "header", "query"] = Field("bearer", examples=["header"])
+    """``bearer``: ``Authorization: Bearer <secret>``; ``header``: ``prefix`` and the secret
+    in ``header``; ``query``: the secret as the query parameter ``param``."""
     header: HeaderName | None = Field(None, examples=["x-api-key"])
-    """The header for ``type: header`` (``Authorization`` when not given)."""
+    """The header for ``type: header`` (needed there)."""
+    prefix: Annotated[str, Field(max_length=64, pattern=r"^[!-~]*[ ]?$")] | None = Field(
+        None, examples=["Key "]
+    )
+    """Text sent before the secret in the header (``type: header``; e.g. ``"Key "``,
+    ``"Token "``); none: the secret alone. ``bearer`` is ``prefix: "Bearer "`` on
+    ``Authorization``."""
+    param: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.~-]+$")] | None = Field(
+        None, examples=["key"]
+    )
+    """The query parameter for ``type: query`` (needed there)."""
     optional: bool = Field(False, examples=[True])
     """``true``: send no credential while it is unset (the mock); ``false``: refuse every
     call until it is set."""
@@ -130,12 +150,26 @@ class CredentialSpec(SecretRef):
     def _header_for_type(self) -> CredentialSpec:
         if self.type == "header" and self.header is None:
             raise ValueError("type header needs a header name")
+        if self.type == "query" and self.param is None:
+            raise ValueError("type query needs a param (the query parameter's name)")
+        if self.type != "query" and self.param is not None:
+            raise ValueError("param is for type query")
+        if self.type != "header" and self.prefix is not None:
+            raise ValueError("prefix is for type header (bearer already sends 'Bearer ')")
+        if self.type == "query" and self.header is not None:
+            raise ValueError("header is for type bearer or header, not query")
         return self
 
     @property
     def header_name(self) -> str:
-        """The header that carries the credential."""
+        """The header that carries the credential (``Authorization`` unless named)."""
         return self.header or "Authorization"
+
+    def shown(self, masked: str = REDACTED) -> str:
+        """The value as `jobgate profiles check` shows it: the prefix, the secret masked."""
+        if self.type == "bearer":
+            return f"Bearer {masked}"
+        return f"{self.prefix or ''}{masked}" if self.type == "header" else masked
 
     def credential(self, env: Mapping[str, str], owner: str) -> Credential | None:
         """Resolve the credential now; ``None`` if it is unset and optional.
@@ -148,6 +182,6 @@ class CredentialSpec(SecretRef):
             if self.optional:
                 return None
             raise CredentialError(f"{owner}: credential {self.describe()} is not set")
-        raw = secret.reveal()
-        value = f"Bearer {raw}" if self.type == "bearer" else raw
-        return Credential(header=self.header_name, value=Secret(value), secret=secret)
+        value = self.shown(secret.reveal())
+        param = self.param if self.type == "query" else None
+        return Credential(header=self.header_name, value=Secret(value), secret=secret, param=param)

@@ -52,6 +52,14 @@ Pointer = Annotated[str, AfterValidator(_pointer), WithJsonSchema(POINTER_SCHEMA
 UrlPath = Annotated[str, AfterValidator(check_path), WithJsonSchema(TEMPLATE_SCHEMA)]
 TemplateText = Annotated[str, AfterValidator(_template_text), WithJsonSchema(TEMPLATE_SCHEMA)]
 Name = Annotated[str, AfterValidator(_name)]
+
+
+def _template(value: Any) -> Any:
+    templates.references(value)  # syntax; names are checked against the endpoint's context
+    return value
+
+
+Template = Annotated[Any, AfterValidator(_template)]  # any JSON, placeholders in its strings
 Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 Seconds = Annotated[float, Field(gt=0)]
 
@@ -91,8 +99,14 @@ class Endpoint(SpecModel):
     """Headers of this call (values are Templates; a header whose value is absent is left
     out)."""
     query: dict[str, TemplateText] = Field({}, examples=[{"api-version": "2023-04-01"}])
-    """Query parameters of this call (values are Templates; absent ones are left out)."""
+    """Query parameters of this call (values are Templates; absent ones are left out). Sent
+    also when the call goes to a URL the provider gave (a create answer's status URL),
+    unless that URL already carries the parameter."""
+    body: Template = Field(None, examples=[{"operationName": "$job_id"}])
+    """The JSON body: a Template (any JSON, placeholders in its strings). A status, result
+    or lookup read by POST, PUT or PATCH needs one (``{}`` for an empty object); a GET
+    or DELETE sends none."""
 
     def template_parts(self) -> dict[str, object]:
         """Field name -> template, for checking the placeholders they use."""
-        return {"path": self.path, "headers": self.headers, "query": self.query}
+        return {"path": self.path, "headers": self.headers, "query": self.query, "body": self.body}

@@ -4,11 +4,13 @@ paging rules that run a lookup are in app/providers/calls/lookup.py."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from app.providers.language.spec_base import Endpoint, Pointer, SpecModel
+from app.providers.expressions import templates
+from app.providers.language.spec_base import Endpoint, Pointer, SpecModel, TemplateText
 
 
 class Pagination(SpecModel):
@@ -96,9 +98,19 @@ class LookupEndpoint(Endpoint):
 class ManualSearch(SpecModel):
     """How a person finds a job at the provider by hand; named in `create_unconfirmed`."""
 
-    list_call: str | None = Field(
-        None, examples=["GET https://api.example.com/v1/batches?limit=100"]
+    list_call: TemplateText | None = Field(
+        None, examples=["GET https://translation.googleapis.com/v3/projects/{project}/operations"]
     )
-    """The call that lists jobs, for a person to make."""
-    console_url: str | None = Field(None, examples=["https://console.example.com/batches"])
-    """Where the provider's console shows jobs."""
+    """The call that lists jobs, for a person to make: a Template over the variables
+    (``{project}``), filled when the words are written; an unset one is shown as its
+    name in capitals (``PROJECT``)."""
+    console_url: TemplateText | None = Field(None, examples=["https://console.example.com/batches"])
+    """Where the provider's console shows jobs (a Template over the variables, too)."""
+
+    def filled(self, variables: Mapping[str, str | None]) -> tuple[str | None, str | None]:
+        """(list call, console URL) with the variables in them."""
+        shown = {name: value or name.upper() for name, value in variables.items()}
+        return (
+            None if self.list_call is None else templates.render_text(self.list_call, shown),
+            None if self.console_url is None else templates.render_text(self.console_url, shown),
+        )

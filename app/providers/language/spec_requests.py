@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from app.providers.expressions import pointers, templates
+from app.providers.expressions import pointers
 from app.providers.language.secrets import EnvName, HeaderName
 from app.providers.language.spec_base import (
     Endpoint,
@@ -17,6 +17,7 @@ from app.providers.language.spec_base import (
     Name,
     Pointer,
     SpecModel,
+    Template,
     TemplateText,
     UrlPath,
 )
@@ -32,11 +33,6 @@ def _regex(value: str) -> str:
     return value
 
 
-def _template(value: Any) -> Any:
-    templates.references(value)  # syntax; names are checked against the endpoint's context
-    return value
-
-
 def check_origin(url: str) -> str:
     """An absolute http(s) URL without user info, query or fragment (credentials would
     leak into exchanges and logs through them)."""
@@ -46,9 +42,6 @@ def check_origin(url: str) -> str:
     if parts.username or parts.password or parts.query or parts.fragment:
         raise ValueError("must not carry user info, a query or a fragment")
     return url
-
-
-Template = Annotated[Any, AfterValidator(_template)]  # any JSON, placeholders in its strings
 
 
 class ValueSource(SpecModel):
@@ -71,31 +64,62 @@ class ValueSource(SpecModel):
         return self
 
 
+def _texts(value: str | list[str] | None) -> list[str]:
+    return [] if value is None else [value] if isinstance(value, str) else list(value)
+
+
 class NothingCreated(SpecModel):
     """A create answer the provider documents as proof that NO job was made (an overload
-    or throttling refusal): the HTTP status and an error value in the body at ``pointer``
-    (one of ``equals``). Both must match: a status alone proves nothing, since a proxy or
-    load balancer in front of the provider can answer it too
-    (docs/single-create.md, "Nothing was made")."""
+    or throttling refusal): its HTTP status and, when given, an error value in the JSON
+    body at ``pointer`` (one of ``equals``) or a piece of the body's text (one of
+    ``contains``, for a provider whose refusal is free text). The status alone is allowed
+    only where the provider's own reference (or its client, retrying the create on that
+    status) says so: a proxy or load balancer in front of the provider can answer any
+    status too (docs/single-create.md, "Nothing was made")."""
 
     status: Annotated[int, Field(ge=400, le=599, examples=[529])]
     """The HTTP status of the refusal."""
-    pointer: Pointer = Field(examples=["/error/type"])
-    """Where the answer's body keeps the error's kind."""
-    equals: str | Annotated[list[str], Field(min_length=1)] = Field(examples=["overloaded_error"])
-    """The value that proves it, or a list of them."""
+    pointer: Pointer | None = Field(None, examples=["/error/type"])
+    """Where the answer's JSON body keeps the error's kind (give ``equals`` with it)."""
+    equals: str | Annotated[list[str], Field(min_length=1)] | None = Field(
+        None, examples=["overloaded_error"]
+    )
+    """The value at ``pointer`` that proves it, or a list of them."""
+    contains: str | Annotated[list[str], Field(min_length=1)] | None = Field(
+        None, examples=["rate limit"]
+    )
+    """A piece of the body's text that proves it (any of a list), JSON or not; matched
+    without regard to case."""
+
+    @model_validator(mode="after")
+    def _paired(self) -> NothingCreated:
+        if (self.pointer is None) != (self.equals is None):
+            raise ValueError("pointer and equals go together")
+        if any(not text.strip() for text in _texts(self.contains)):
+            raise ValueError("contains must not be empty text")
+        return self
 
     @property
     def values(self) -> list[str]:
-        return [self.equals] if isinstance(self.equals, str) else list(self.equals)
+        return _texts(self.equals)
 
-    def matches(self, status: int, body: Any) -> bool:
-        """Whether an answer with this status and JSON body is this documented refusal."""
-        return status == self.status and pointers.get(body, self.pointer) in self.values
+    def matches(self, status: int, body: Any, text: str | None = None) -> bool:
+        """Whether an answer with this status, JSON body and text is this refusal."""
+        if status != self.status:
+            return False
+        if self.pointer is not None and pointers.get(body, self.pointer) not in self.values:
+            return False
+        pieces = _texts(self.contains)
+        return not pieces or any(p.lower() in (text or "").lower() for p in pieces)
 
     def describe(self) -> str:
         """The rule in words, as history and `jobgate profiles check` show it."""
-        return f"HTTP {self.status} with {self.pointer} = {' or '.join(self.values)}"
+        parts = [f"HTTP {self.status}"]
+        if self.pointer is not None:
+            parts.append(f"{self.pointer} = {' or '.join(self.values)}")
+        if self.contains is not None:
+            parts.append("a body containing " + " or ".join(repr(t) for t in _texts(self.contains)))
+        return " with ".join(parts[:2]) + (f" and {parts[2]}" if len(parts) > 2 else "")
 
 
 class IdempotencySpec(SpecModel):
@@ -106,7 +130,8 @@ class IdempotencySpec(SpecModel):
     ``nothing_created`` is the one way a profile lets a create go again to a provider
     that honours no token: list only answers the provider's own reference says start
     nothing (an overload or throttling refusal), matched by the HTTP status **and** an
-    error value in the body (a status alone could come from a proxy in front of the
+    error value in the body, a piece of its text, or (where the provider's reference
+    says so) the status alone (a status could come from a proxy in front of the
     provider). After such an answer, or a create that never reached the provider (a
     failure while connecting), the create is sent again after the backoff
     (``Retry-After`` wins) until the create deadline, then the operation ends ``failed``
@@ -134,9 +159,11 @@ class IdempotencySpec(SpecModel):
     the provider documents as such): only such an answer, or a create that never left,
     lets the create be sent again, whatever ``location`` says (docs/single-create.md)."""
 
-    def proves_nothing_created(self, status: int, body: Any) -> NothingCreated | None:
+    def proves_nothing_created(
+        self, status: int, body: Any, text: str | None = None
+    ) -> NothingCreated | None:
         """The listed rule this create answer matches, if any."""
-        return next((r for r in self.nothing_created if r.matches(status, body)), None)
+        return next((r for r in self.nothing_created if r.matches(status, body, text)), None)
 
     @model_validator(mode="after")
     def _target(self) -> IdempotencySpec:
@@ -227,7 +254,6 @@ class BodyEndpoint(Endpoint):
 
     def template_parts(self) -> dict[str, object]:
         parts = super().template_parts()
-        parts["body"] = self.body
         if self.multipart is not None:
             parts["multipart"] = {
                 k: v if isinstance(v, str) else v.model_dump(exclude={"content_type"})

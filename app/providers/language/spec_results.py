@@ -164,6 +164,18 @@ class ResultSpec(SpecModel):
     documents: Annotated[list[DocumentSpec], Field(min_length=1)]
     """The documents, fetched in order."""
 
+    @model_validator(mode="after")
+    def _job_failed_statuses(self) -> ResultSpec:
+        # 408 and 429 say "try later", never "failed" (fal answers the result of a
+        # COMPLETED request with 422 and the validation error: that one is a failure).
+        codes = self.job_failed_statuses
+        if len(set(codes)) != len(codes):
+            raise ValueError("job_failed_statuses lists a status twice")
+        later = sorted(set(codes) & {408, 429})
+        if later:
+            raise ValueError(f"job_failed_statuses: {later[0]} means 'try later', not a failure")
+        return self
+
     @classmethod
     def __get_pydantic_json_schema__(
         cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler

@@ -106,10 +106,14 @@ async def test_a_lost_create_answer_is_never_resent_and_goes_to_a_person(
     # The operation is started, then the answer is cut off halfway: no name reached jobgate.
     await fault(fake, op="create", kind="drop")
     made = await create(gateway, NAME, "batch_translate_text", translate("a.txt"))
-    await goes_to_a_person(gateway, made)
+    done = await goes_to_a_person(gateway, made)
     stats = (await fake.get("/_fake/stats")).json()
     assert stats["create_calls"] == 1 and len(stats["jobs"]) == 1  # one create, one operation
     assert stats["list_calls"] == 0
+    # The list call a person makes names this deployment's project, not PROJECT/LOCATION.
+    call = done["error"]["details"]["list_call"]
+    assert "/v3/projects/my-project/locations/us-central1/operations" in call, call
+    assert call in done["error"]["message"]
 
 
 async def test_rate_limited_read_waits_for_retry_info_without_a_retry_after_header(
