@@ -231,6 +231,12 @@ def _prune(args: argparse.Namespace) -> int:
     return cli(args.older_than, dry_run=args.dry_run)
 
 
+def _backup(args: argparse.Namespace) -> int:
+    from app.retention.commands import backup_cli
+
+    return backup_cli(args.dir)
+
+
 def _mcp(args: argparse.Namespace) -> int:
     """The MCP server over stdio; stdout carries only the protocol (logs go to stderr)."""
     import os
@@ -345,6 +351,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     prune.add_argument("--dry-run", action="store_true", help="count what would go; remove nothing")
     prune.set_defaults(func=_prune)
+
+    backup = sub.add_parser(
+        "backup",
+        help="a consistent copy of the database (SQLite) and the result files, usable as a "
+        "JOBGATE_DATA_DIR (docs/operations.md, Backup and restore)",
+    )
+    backup.add_argument("dir", help="a new or empty directory")
+    backup.set_defaults(func=_backup)
 
     mcp = sub.add_parser("mcp", help="the MCP server over stdio, for desktop agents")
     mcp.add_argument("--url", required=True, help="the gateway, e.g. http://127.0.0.1:8080")

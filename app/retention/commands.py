@@ -1,6 +1,7 @@
-"""`jobgate prune`: what it prints and its exit codes (0 done, 2 refused input).
+"""`jobgate prune` and `jobgate backup`: what they print and their exit codes (0 done, 2
+refused input).
 
-A count on every output, and a bar on a terminal, redrawn after each batch."""
+Prune prints a count, and a bar on a terminal, redrawn after each batch."""
 
 from __future__ import annotations
 
@@ -86,3 +87,27 @@ def cli(older_than: str, *, dry_run: bool) -> int:
         print(f"jobgate: --older-than: {exc}", file=sys.stderr)
         return 2
     return asyncio.run(run(Settings(), older_than, dry_run=dry_run, out=sys.stdout))
+
+
+def backup_cli(dest: str) -> int:
+    """`jobgate backup DIR` (docs/operations.md, "Backup and restore")."""
+    from pathlib import Path
+
+    from app.retention.backup import BackupRefused, backup
+
+    settings = Settings()
+    try:
+        done = backup(settings, Path(dest))
+    except (BackupRefused, OSError) as exc:
+        print(f"jobgate: backup: {exc}", file=sys.stderr)
+        return 2
+    if done.instructions:
+        print(done.instructions)
+        print(f"copied {done.result_files} stored result files to {dest}/results")
+        return 0
+    print(
+        f"backed up the database ({done.database_bytes} bytes, {done.operations} operations) "
+        f"and {done.result_files} stored result files to {dest}; it is a data directory as "
+        f"it is: JOBGATE_DATA_DIR={dest} jobgate serve"
+    )
+    return 0
