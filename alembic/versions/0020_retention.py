@@ -64,6 +64,11 @@ def upgrade() -> None:
     )
     # The prune's scan: finished operations, oldest change first.
     op.create_index("ix_operations_state_updated", "operations", ["state", "updated_at"])
+    # A list by state or status, newest first, reads its page off this index instead of
+    # sorting every row in the state (docs/performance.md, "Growth").
+    op.create_index(
+        "ix_operations_state_created", "operations", ["state", "created_at", "id"]
+    )
     # A stored result file is removed with the last operation that names it.
     op.create_index(
         "ix_operations_result_ref",
@@ -100,15 +105,24 @@ def _sqlite_guards() -> None:
 
 
 def _pg_guards() -> None:
+    # UPDATE stays refused row by row; a DELETE is checked once per statement over the
+    # rows it removed (a transition table): a row trigger cost the prune 0.1 ms a row.
     op.execute(
         "CREATE FUNCTION jobgate_history_guard() RETURNS trigger LANGUAGE plpgsql AS $$ "
-        f"BEGIN IF TG_OP = 'DELETE' AND NOT ({_HISTORY_KEPT}) THEN RETURN OLD; END IF; "
-        "RAISE EXCEPTION '% is append-only', TG_TABLE_NAME; END $$"
+        "BEGIN IF EXISTS (SELECT 1 FROM gone_rows g WHERE "
+        "EXISTS (SELECT 1 FROM operations WHERE id = g.operation_id) OR NOT EXISTS "
+        "(SELECT 1 FROM operation_tombstones WHERE operation_id = g.operation_id)) THEN "
+        "RAISE EXCEPTION '% is append-only', TG_TABLE_NAME; END IF; RETURN NULL; END $$"
     )
     op.execute("DROP TRIGGER operation_history_append_only ON operation_history")
     op.execute(
-        "CREATE TRIGGER operation_history_append_only BEFORE UPDATE OR DELETE "
-        "ON operation_history FOR EACH ROW EXECUTE FUNCTION jobgate_history_guard()"
+        "CREATE TRIGGER operation_history_append_only BEFORE UPDATE "
+        "ON operation_history FOR EACH ROW EXECUTE FUNCTION jobgate_append_only()"
+    )
+    op.execute(
+        "CREATE TRIGGER operation_history_guarded_delete AFTER DELETE ON operation_history "
+        "REFERENCING OLD TABLE AS gone_rows "
+        "FOR EACH STATEMENT EXECUTE FUNCTION jobgate_history_guard()"
     )
     op.execute(
         "CREATE FUNCTION jobgate_audit_log_guard() RETURNS trigger LANGUAGE plpgsql AS $$ "
@@ -143,6 +157,7 @@ def downgrade() -> None:
             "BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END"
         )
     else:
+        op.execute("DROP TRIGGER operation_history_guarded_delete ON operation_history")
         op.execute("DROP TRIGGER operation_history_append_only ON operation_history")
         op.execute(
             "CREATE TRIGGER operation_history_append_only BEFORE UPDATE OR DELETE "
@@ -156,6 +171,7 @@ def downgrade() -> None:
         op.execute("DROP FUNCTION jobgate_history_guard()")
         op.execute("DROP FUNCTION jobgate_audit_log_guard()")
     op.drop_index("ix_operations_result_ref", table_name="operations")
+    op.drop_index("ix_operations_state_created", table_name="operations")
     op.drop_index("ix_operations_state_updated", table_name="operations")
     op.drop_table("audit_checkpoints")
     op.drop_index("ix_operation_tombstones_finished_at", table_name="operation_tombstones")
