@@ -1,5 +1,5 @@
 """The `jobgate` command: serve, observe, mock-provider, fake-provider, profiles, policy,
-migrate, keys, audit, mcp, ops."""
+migrate, keys, audit, prune, backup, mcp, ops."""
 
 from __future__ import annotations
 
@@ -225,6 +225,18 @@ def _audit(args: argparse.Namespace) -> int:
     )
 
 
+def _prune(args: argparse.Namespace) -> int:
+    from app.retention.commands import cli
+
+    return cli(args.older_than, dry_run=args.dry_run)
+
+
+def _backup(args: argparse.Namespace) -> int:
+    from app.retention.commands import backup_cli
+
+    return backup_cli(args.dir)
+
+
 def _mcp(args: argparse.Namespace) -> int:
     """The MCP server over stdio; stdout carries only the protocol (logs go to stderr)."""
     import os
@@ -328,6 +340,25 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", type=Path, help="a file (default: stdout)")
     for command in (verify, export):
         command.set_defaults(func=_audit)
+
+    prune = sub.add_parser(
+        "prune",
+        help="remove finished operations older than a duration, leaving tombstones "
+        "(docs/operations.md, Retention)",
+    )
+    prune.add_argument(
+        "--older-than", required=True, help="e.g. 30d, 12h, 90m, 0s (finished before then)"
+    )
+    prune.add_argument("--dry-run", action="store_true", help="count what would go; remove nothing")
+    prune.set_defaults(func=_prune)
+
+    backup = sub.add_parser(
+        "backup",
+        help="a consistent copy of the database (SQLite) and the result files, usable as a "
+        "JOBGATE_DATA_DIR (docs/operations.md, Backup and restore)",
+    )
+    backup.add_argument("dir", help="a new or empty directory")
+    backup.set_defaults(func=_backup)
 
     mcp = sub.add_parser("mcp", help="the MCP server over stdio, for desktop agents")
     mcp.add_argument("--url", required=True, help="the gateway, e.g. http://127.0.0.1:8080")

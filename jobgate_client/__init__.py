@@ -21,6 +21,7 @@ from jobgate_client.errors import (
     InvalidRequestError,
     JobgateError,
     NotFoundError,
+    PrunedError,
     ServerError,
     UsageError,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "NeedsAttention",
     "NextAction",
     "NotFoundError",
+    "PrunedError",
     "Operation",
     "OperationList",
     "Outcome",

@@ -67,6 +67,12 @@ class ConflictError(ApiError):
     cancel of a finished operation); `operation` says where it stands when sent."""
 
 
+class PrunedError(ApiError):
+    """410 `operation_pruned`: the operation finished long ago and its record was removed
+    after the gateway's retention period; `details` says how it ended and when. A create
+    with its key started nothing: new work needs a new key."""
+
+
 class InvalidRequestError(ApiError):
     """400, 413 or 422: bad input (e.g. `idempotency_key_reused`, `invalid_value`)."""
 
@@ -83,6 +89,8 @@ def error_class(status: int) -> type[ApiError]:
         return NotFoundError
     if status == 409:
         return ConflictError
+    if status == 410:
+        return PrunedError
     if status == 429 or status >= 500:
         return ServerError
     return InvalidRequestError

@@ -178,3 +178,22 @@ def sign_head(key: str, head_hash: str) -> str:
 
 def signature_ok(key: str, head_hash: str, signature: str | None) -> bool:
     return signature is not None and hmac.compare_digest(sign_head(key, head_hash), signature)
+
+
+def checkpoint_text(seq: int, head_hash: str, count: int) -> str:
+    """What a checkpoint's HMAC covers: where the pruned prefix ended, and its length."""
+    return f"checkpoint:{int(seq)}:{head_hash}:{int(count)}"
+
+
+def sign_checkpoint(key: str, seq: int, head_hash: str, count: int) -> str:
+    """HMAC-SHA256 of a checkpoint under the operator's signing key."""
+    raw = checkpoint_text(seq, head_hash, count).encode("ascii")
+    return hmac.new(key.encode("utf-8"), raw, hashlib.sha256).hexdigest()
+
+
+def checkpoint_signature_ok(
+    key: str, seq: int, head_hash: str, count: int, signature: str | None
+) -> bool:
+    return signature is not None and hmac.compare_digest(
+        sign_checkpoint(key, seq, head_hash, count), signature
+    )

@@ -20,7 +20,7 @@ from sqlalchemy import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.audit import reader
-from app.audit.verify import Anchor, Report, Row, Unreadable, verify
+from app.audit.verify import Anchor, Checkpoint, Report, Row, Unreadable, verify
 
 
 class CannotVerify(Exception):
@@ -62,9 +62,19 @@ def verify_database(
                     found[value] = reader.seq_of_hash(conn, value)
                 return found[value]
 
+            # After a prune the chain starts at the newest checkpoint (docs/audit.md).
+            start = reader.checkpoint(conn)
             # Streamed: the walk holds one entry at a time and stops at the first break.
             # Rows come in seq order, so a skipped seq is nowhere (has_seq's default).
-            return verify(reader.entries(conn), head, find, signing_key=signing_key, anchor=anchor)
+            return verify(
+                reader.entries(conn, start.seq if start else 0),
+                head,
+                find,
+                signing_key=signing_key,
+                anchor=anchor,
+                start=start,
+                checkpoint_hash=lambda seq: reader.checkpoint_hash(conn, seq),
+            )
     except SQLAlchemyError as exc:
         raise CannotVerify(f"cannot read the audit trail: {_first_line(exc)}") from None
 
@@ -75,21 +85,32 @@ def verify_file(path: Path, anchor: Anchor | None = None) -> Report:
     by_hash: dict[str, int] = {}
     seqs: set[int] = set()
     try:
+        start = _file_checkpoint(path)
         for _, row in _file_rows(path):  # first pass: hashes and seqs, for the lookups
             if not isinstance(row, Unreadable):
                 by_hash.setdefault(row.hash, row.seq)
                 seqs.add(row.seq)
         rows = (row for _, row in _file_rows(path))
         return verify(rows, None, by_hash.get, has_seq=seqs.__contains__, anchor=anchor,
-                      check_head=False)  # fmt: skip
+                      check_head=False, start=start)  # fmt: skip
     except (OSError, UnicodeDecodeError) as exc:
         raise CannotVerify(f"cannot read {path}: {_first_line(exc)}") from None
 
 
+def _file_checkpoint(path: Path) -> Checkpoint | None:
+    """The checkpoint an export after a prune starts with (its first line), if any."""
+    with path.open(encoding="utf-8") as fh:
+        first = fh.readline()
+    return reader.checkpoint_from_json(first) if first.strip() else None
+
+
 def _file_rows(path: Path) -> Iterator[tuple[int, Row]]:
-    """Streamed: one line in memory at a time."""
+    """Streamed: one line in memory at a time (a first line that is a checkpoint is not
+    an entry)."""
     with path.open(encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
+            if n == 1 and reader.checkpoint_from_json(line) is not None:
+                continue
             if line.strip():
                 yield n, reader.from_json(line, f"line {n} of {path.name}")
 
@@ -125,7 +146,20 @@ def save_anchor(path: Path, report: Report) -> None:
 def outcome(report: Report) -> tuple[int, str]:
     """(exit code, text): 0 with a count on an intact chain, 1 naming the first broken entry."""
     if report.ok:
-        return 0, f"audit chain intact: {report.count} entries (last seq {report.last_seq})"
+        text = f"audit chain intact: {report.count} entries (last seq {report.last_seq})"
+        cp = report.checkpoint
+        if cp is not None:
+            signed = "signed" if cp.signature else "unsigned"
+            text += (
+                f"; entries 1..{cp.seq} were pruned after the retention period and are "
+                f"covered by the {signed} checkpoint at entry {cp.seq}, where the walk started"
+            )
+        if report.anchor_pruned:
+            text += (
+                "; the anchor's entry was pruned since it was taken, so only that the chain "
+                "reaches past it was checked"
+            )
+        return 0, text
     return 1, (
         f"audit chain BROKEN at entry {report.seq} ({report.what}): {report.problem}\n"
         f"{report.count} entries before it verified"
@@ -144,7 +178,10 @@ def export(database_url: str, out: Path | None) -> int:
                 else sys.stdout
             )
             conn = stack.enter_context(reader.snapshot(database_url))
-            for entry in reader.entries(conn):
+            start = reader.checkpoint(conn)
+            if start is not None:  # the export starts where the pruned prefix ended
+                fh.write(reader.checkpoint_json(start) + "\n")
+            for entry in reader.entries(conn, start.seq if start else 0):
                 if isinstance(entry, Unreadable):
                     raise CannotVerify(
                         f"entry {entry.seq} cannot be exported: {entry.why} "

@@ -46,3 +46,21 @@ class AuditHead(SQLModel, table=True):
     seq: int = Field(sa_type=BigInteger)
     hash: str
     signature: str | None = None  # HMAC-SHA256 of `hash` under JOBGATE_AUDIT_SIGNING_KEY
+
+
+class AuditCheckpoint(SQLModel, table=True):
+    """Where a pruned prefix of the chain ended: entries 1..`seq` were removed after the
+    retention period, `hash` is entry `seq`'s, and `signature` its HMAC under
+    JOBGATE_AUDIT_SIGNING_KEY. Append-only; the newest is where verify starts."""
+
+    __tablename__ = "audit_checkpoints"
+
+    seq: int = Field(
+        sa_column=Column(
+            BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=False
+        )
+    )
+    hash: str
+    count: int = Field(sa_type=BigInteger)
+    at: datetime = Field(sa_type=UTCDateTime)
+    signature: str | None = None

@@ -23,14 +23,15 @@ from sqlalchemy import String, create_engine, event, select, type_coerce
 from sqlalchemy.engine import Connection, Row
 
 from app.audit.chain import Entry, canonical_payload, format_at
-from app.audit.models import AuditEntry, AuditHead
-from app.audit.verify import Head, Unreadable
+from app.audit.models import AuditCheckpoint, AuditEntry, AuditHead
+from app.audit.verify import Checkpoint, Head, Unreadable
 from app.audit.verify import Row as ChainRow
 from app.core.db.database import is_sqlite, sync_url
 from app.core.db.row_table import table_of
 
 LOG = table_of(AuditEntry)
 HEAD = table_of(AuditHead)
+CHECKPOINTS = table_of(AuditCheckpoint)
 BATCH = 1000  # rows fetched at a time
 
 
@@ -73,9 +74,24 @@ _ENTRIES = select(
 ).order_by(LOG.c.seq)  # fmt: skip
 
 
-def entries(conn: Connection) -> Iterator[ChainRow]:
-    """Every entry in seq order, streamed; a row that is not an entry is `Unreadable`."""
-    result = conn.execution_options(yield_per=BATCH).execute(_ENTRIES)
+def checkpoint(conn: Connection) -> Checkpoint | None:
+    """The newest checkpoint (where the chain starts after a prune), or None."""
+    cols = (CHECKPOINTS.c.seq, CHECKPOINTS.c.hash, CHECKPOINTS.c.count, CHECKPOINTS.c.signature)
+    row = conn.execute(select(*cols).order_by(CHECKPOINTS.c.seq.desc()).limit(1)).first()
+    return None if row is None else Checkpoint(int(row[0]), str(row[1]), int(row[2]), row[3])
+
+
+def checkpoint_hash(conn: Connection, seq: int) -> str | None:
+    """The hash an earlier checkpoint recorded for entry `seq`, if one ended there."""
+    found = conn.execute(select(CHECKPOINTS.c.hash).where(CHECKPOINTS.c.seq == seq)).scalar()
+    return None if found is None else str(found)
+
+
+def entries(conn: Connection, after: int = 0) -> Iterator[ChainRow]:
+    """Every entry after seq `after` (a checkpoint's) in seq order, streamed; a row that
+    is not an entry is `Unreadable`."""
+    stmt = _ENTRIES.where(LOG.c.seq > after) if after else _ENTRIES
+    result = conn.execution_options(yield_per=BATCH).execute(stmt)
     try:
         for r in result:
             yield _entry(r)
@@ -141,6 +157,27 @@ def to_json(e: Entry) -> str:
         ensure_ascii=False,
         separators=(",", ":"),
     )
+
+
+def checkpoint_json(cp: Checkpoint) -> str:
+    """The first line of an export after a prune: where the exported chain starts."""
+    record = {"seq": cp.seq, "hash": cp.hash, "count": cp.count, "signature": cp.signature}
+    return json.dumps({"checkpoint": record}, separators=(",", ":"))
+
+
+def checkpoint_from_json(line: str) -> Checkpoint | None:
+    """The checkpoint an export's first line records, or None when it is an entry."""
+    try:
+        d = json.loads(line)
+    except ValueError:
+        return None
+    cp = d.get("checkpoint") if isinstance(d, dict) else None
+    if not isinstance(cp, dict):
+        return None
+    seq, value, count, sig = cp.get("seq"), cp.get("hash"), cp.get("count"), cp.get("signature")
+    if not (isinstance(seq, int) and isinstance(value, str) and isinstance(count, int)):
+        return None
+    return Checkpoint(seq, value, count, sig if isinstance(sig, str) else None)
 
 
 def from_json(line: str, where: str = "") -> ChainRow:

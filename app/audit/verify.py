@@ -15,6 +15,12 @@ memory; a break is classified afterwards with a lookup or two:
 The head row (last seq and hash, written by every append) catches changes at the end;
 an anchor kept outside the database (docs/audit.md) catches a head rolled back with
 the log cut to match.
+
+After a prune the chain starts at a checkpoint (the last removed entry's seq and hash,
+and how many entries the removed prefix held, signed under the audit key): the walk
+starts from it instead of genesis, and with a key its signature must hold. An anchor
+inside the pruned prefix is compared with a checkpoint at its seq when there is one;
+otherwise only "the chain reaches past it" can be checked, and the report says so.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from app.audit.chain import GENESIS, Entry, entry_hash, signature_ok
+from app.audit.chain import GENESIS, Entry, checkpoint_signature_ok, entry_hash, signature_ok
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,17 @@ class Anchor:
 
     seq: int
     hash: str
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Where a pruned prefix ended: entries 1..`seq` are gone, `hash` was entry `seq`'s,
+    and the prefix held `count` entries."""
+
+    seq: int
+    hash: str
+    count: int
+    signature: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +81,8 @@ class Report:
     # tampered | edited | removed | inserted | reordered | head | signature | rollback
     what: str | None = None
     last_hash: str = GENESIS
+    checkpoint: Checkpoint | None = None  # where the walk started, after a prune
+    anchor_pruned: bool = False  # the anchor's entry was pruned and no checkpoint is at it
 
     @property
     def ok(self) -> bool:
@@ -76,6 +95,7 @@ class _Break:
     last_seq: int  # the entry before it (0: none)
     expected_seq: int
     link_ok: bool  # it points to the entry before it
+    at_start: bool = False  # the entry before it is the checkpoint's (pruned)
 
 
 @dataclass(frozen=True)
@@ -87,8 +107,10 @@ class _Walk:
     anchored: str | None  # the hash of the anchored entry, if the walk passed it
 
 
-def _scan(rows: Iterable[Row], watch: int | None) -> _Walk:
+def _scan(rows: Iterable[Row], watch: int | None, start: Checkpoint | None) -> _Walk:
     count, last_seq, prev, anchored = 0, 0, GENESIS, None
+    if start is not None:
+        count, last_seq, prev = start.count, start.seq, start.hash
     for row in rows:
         expected_seq = last_seq + 1
         if (
@@ -98,7 +120,8 @@ def _scan(rows: Iterable[Row], watch: int | None) -> _Walk:
             or entry_hash(row) != row.hash
         ):
             link_ok = isinstance(row, Entry) and row.prev_hash == prev
-            brk = _Break(row, last_seq, expected_seq, link_ok)
+            at_start = start is not None and last_seq == start.seq
+            brk = _Break(row, last_seq, expected_seq, link_ok, at_start)
             return _Walk(count, last_seq, prev, brk, anchored)
         count, last_seq, prev = count + 1, row.seq, row.hash
         if row.seq == watch:
@@ -149,6 +172,12 @@ def _classify(
         )
     if b.last_seq == 0:
         return "edited", r.seq, f"entry {r.seq} was edited: the first entry must follow genesis"
+    if b.at_start:
+        return (
+            "edited",
+            r.seq,
+            f"entry {r.seq} was edited: it does not follow the checkpoint at entry {b.last_seq}",
+        )
     return (
         "edited",
         b.last_seq,
@@ -165,33 +194,63 @@ def verify(
     signing_key: str | None = None,
     anchor: Anchor | None = None,
     check_head: bool = True,
+    start: Checkpoint | None = None,
+    checkpoint_hash: Callable[[int], str | None] = lambda seq: None,
 ) -> Report:
-    """Walk `rows` (ascending seq); `check_head` False skips the end checks (an export
-    file has no head); `head` None with `check_head` means the head row is missing."""
-    walk = _scan(rows, anchor.seq if anchor else None)
+    """Walk `rows` (ascending seq) from genesis, or from the checkpoint `start` after a
+    prune; `check_head` False skips the end checks (an export file has no head); `head`
+    None with `check_head` means the head row is missing. `checkpoint_hash` gives the
+    hash an earlier checkpoint recorded at a seq (an anchor inside the pruned prefix)."""
+    walk = _scan(rows, anchor.seq if anchor else None, start)
     count, last_seq, last_hash = walk.count, walk.last_seq, walk.last_hash
+
+    def report(text: str | None = None, seq: int | None = None, what: str | None = None,
+               pruned: bool = False) -> Report:  # fmt: skip
+        return Report(count, last_seq, text, seq, what, last_hash, start, pruned)
+
     if walk.broken is not None:
         what, seq, text = _classify(walk.broken, find, has_seq)
-        return Report(count, last_seq, text, seq, what, last_hash)
+        return report(text, seq, what)
+    if start is not None and signing_key is not None:
+        if not checkpoint_signature_ok(
+            signing_key, start.seq, start.hash, start.count, start.signature
+        ):
+            why = (
+                "is not signed"
+                if start.signature is None
+                else "has a signature that does not match"
+            )
+            text = (
+                f"the audit checkpoint at entry {start.seq} {why} under the configured signing key"
+            )
+            return report(text, start.seq, "signature")
     if check_head:
         problem = _head_problem(head, last_seq, last_hash, signing_key)
         if problem is not None:
             what, seq, text = problem
-            return Report(count, last_seq, text, seq, what, last_hash)
-    if anchor is not None:
-        if anchor.seq > last_seq:
-            text = (
-                f"the chain ends at entry {last_seq} but the anchor holds entry {anchor.seq}: "
-                f"entries {last_seq + 1}..{anchor.seq} were removed and the head rolled back"
-            )
-            return Report(count, last_seq, text, last_seq + 1, "rollback", last_hash)
-        if anchor.seq > 0 and walk.anchored != anchor.hash:
-            text = (
-                f"entry {anchor.seq} differs from the anchor: the chain from there was "
-                "rolled back and rewritten after the anchor was taken"
-            )
-            return Report(count, last_seq, text, anchor.seq, "rollback", last_hash)
-    return Report(count, last_seq, last_hash=last_hash)
+            return report(text, seq, what)
+    if anchor is None:
+        return report()
+    if anchor.seq > last_seq:
+        text = (
+            f"the chain ends at entry {last_seq} but the anchor holds entry {anchor.seq}: "
+            f"entries {last_seq + 1}..{anchor.seq} were removed and the head rolled back"
+        )
+        return report(text, last_seq + 1, "rollback")
+    if start is not None and 0 < anchor.seq <= start.seq:  # inside the pruned prefix
+        recorded = start.hash if anchor.seq == start.seq else checkpoint_hash(anchor.seq)
+        if recorded is None:
+            return report(pruned=True)
+        anchored = recorded
+    else:
+        anchored = walk.anchored or ""
+    if anchor.seq > 0 and anchored != anchor.hash:
+        text = (
+            f"entry {anchor.seq} differs from the anchor: the chain from there was "
+            "rolled back and rewritten after the anchor was taken"
+        )
+        return report(text, anchor.seq, "rollback")
+    return report()
 
 
 def _head_problem(

@@ -123,6 +123,22 @@ class Settings(BaseSettings):
     (the progress an agent reads is at most this old); a change of state is written at
     once. A read that changes nothing is never written on its own. 0: every change of
     progress at once."""
+    retention_seconds: float = Field(default=30 * 24 * 3600.0, ge=0)
+    """How long a finished operation is kept (from when it finished) before the observer
+    prunes it with its history, result items, stored result file and delivered callback,
+    leaving a tombstone (docs/operations.md, "Retention"); 0: keep forever. Operations
+    that are not done, need a person or await approval are never pruned."""
+    tombstone_retention_seconds: float = Field(default=400 * 24 * 3600.0, ge=0)
+    """How long the tombstone of a pruned operation is kept (from when it finished): while
+    it is, a create that replays its key answers `410 operation_pruned` and starts
+    nothing; after it, the key is free again. Longer than `retention_seconds` (refused
+    otherwise); 0: keep forever."""
+    prune_batch: int = Field(default=100, ge=1)
+    """Operations removed per prune transaction (short transactions, short locks)."""
+    prune_interval_seconds: float = Field(default=60.0, ge=0)
+    """How often (real seconds) an observer prunes one batch while there is nothing left
+    to prune; while batches come back full it prunes again at its next pass (0: at every
+    pass)."""
     max_step_failures: int = Field(default=5, ge=1)
     """Exceptions in a row in one operation's steps before it is `stalled` (needs a human)."""
     read_failures_to_person: int = Field(default=5, ge=1)
@@ -185,6 +201,13 @@ class Settings(BaseSettings):
     def _refuse_unsafe(self) -> Settings:
         if not self.database_url:
             self.database_url = default_database_url(self.data_dir)
+        keeps = self.tombstone_retention_seconds
+        if self.retention_seconds and keeps and keeps <= self.retention_seconds:
+            raise ValueError(
+                "JOBGATE_TOMBSTONE_RETENTION_SECONDS must be longer than "
+                "JOBGATE_RETENTION_SECONDS (or 0, forever): a replayed key would otherwise "
+                "find neither its operation nor its tombstone and start the work again"
+            )
         if self.auth == "dev" and not _is_loopback(self.host):
             raise ValueError(
                 "JOBGATE_AUTH=dev disables API keys and is only allowed when bound to "

@@ -39,6 +39,7 @@ from app.operations.context import AppContext
 from app.operations.domain.operation import Operation
 from app.operations.driver.runner import process
 from app.operations.repository import Fence
+from app.retention.prune import Plan, prune_step
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,7 @@ class Observer:
         self._seq = itertools.count()
         self._hold_limit = 0  # holding is on only while run() runs
         self._claim_at = 0.0  # loop time of the next claim, unless work is announced sooner
+        self._prune_at = 0.0  # loop time of the next prune step (docs/operations.md)
 
     async def _claim(self, limit: int) -> list[Operation]:
         ctx = self.ctx
@@ -193,6 +195,7 @@ class Observer:
         self.ctx.notifier.on_due = self.released  # another process released one
         self.ctx.notifier.on_change = self.changed  # another process wrote one
         self._claim_at = self._loop_time()
+        self._prune_at = self._loop_time() + self.ctx.settings.prune_interval_seconds
         try:
             while not self._stopping.is_set():
                 self._freed.clear()
@@ -213,6 +216,7 @@ class Observer:
                     if len(ops) == want:
                         continue  # more may be due right now
                     self._claim_at = self._loop_time() + await self._pause()
+                    await self._prune_if_due()
                     start_some()
                     if until_idle and not running and not buffer and not self._held_due():
                         break
@@ -287,6 +291,34 @@ class Observer:
             return self.interval
         wait = (due - now).total_seconds()
         return min(self.interval, max(MIN_SLEEP_SECONDS, wait))
+
+    async def _prune_if_due(self) -> None:
+        """Continuous retention, beside the claims: one small batch per interval (again at
+        the next pass while batches come back full), each its own short transaction
+        (app/retention/prune.py). Off with JOBGATE_RETENTION_SECONDS=0."""
+        settings = self.ctx.settings
+        if not settings.retention_seconds or self._loop_time() < self._prune_at:
+            return
+        full = False
+        try:
+            plan = Plan(
+                now=self.ctx.now(),
+                retention_seconds=settings.retention_seconds,
+                tombstone_seconds=settings.tombstone_retention_seconds,
+                batch=settings.prune_batch,
+                signing_key=settings.audit_signing_key,
+                actor=f"observer:{self.ctx.worker_id}",
+            )
+            tally = await prune_step(self.ctx.db, self.ctx.results, plan)
+            full = tally.operations >= plan.batch
+            if tally.operations or tally.audit_entries or tally.tombstones_expired:
+                log.info(
+                    "pruned %d finished operations, %d audit entries, %d tombstones",
+                    tally.operations, tally.audit_entries, tally.tombstones_expired,
+                )  # fmt: skip
+        except Exception:
+            log.exception("prune step failed; trying again in an interval")
+        self._prune_at = self._loop_time() + (0.0 if full else settings.prune_interval_seconds)
 
     def stop(self) -> None:
         self._stopping.set()

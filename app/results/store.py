@@ -58,6 +58,14 @@ class ResultStore:
                 raise
         return f"sha256:{sha256}"
 
+    def remove(self, ref: str) -> bool:
+        """Delete a stored result (retention); False when it was not there."""
+        try:
+            self.path_for(ref.removeprefix("sha256:")).unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
     def get(self, ref: str) -> bytes:
         sha = ref.removeprefix("sha256:")
         return self.path_for(sha).read_bytes()

@@ -70,7 +70,16 @@ class Invalid(DomainError):
     """Well-formed, but it cannot be carried out as asked."""
 
 
-_HTTP_STATUS: dict[type[DomainError], int] = {BadInput: 400, NotFound: 404, Conflict: 409}
+class Gone(DomainError):
+    """It existed, and its record was removed after the retention period."""
+
+
+_HTTP_STATUS: dict[type[DomainError], int] = {
+    BadInput: 400,
+    NotFound: 404,
+    Conflict: 409,
+    Gone: 410,
+}
 
 
 def as_api_error(exc: DomainError | ApiError) -> ApiError:

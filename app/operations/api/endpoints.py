@@ -76,7 +76,7 @@ async def attach_operation(
     err: ApiError | DomainError, ctx: AppContext, op_id: str, who: deps.Principal
 ) -> None:
     """Contract v2: an error about an existing operation carries its current body."""
-    if err.operation is not None or err.code == "operation_not_found":
+    if err.operation is not None or err.code in ("operation_not_found", "operation_pruned"):
         return
     try:
         err.operation = body_json(await load(ctx, op_id, who), ctx)
@@ -124,6 +124,7 @@ TRACEPARENT = {
             "idempotency_key_required",
             "idempotency_key_invalid",
             "idempotency_key_reused",
+            "operation_pruned",
             "unknown_provider",
             "unknown_kind",
             "provider_unavailable",

@@ -64,6 +64,13 @@ CODES: dict[str, tuple[int, str]] = {
         "Operation is observing; only a create held for approval can be approved or denied.",
     ),
     "operation_not_found": (404, f"No operation '{OP}' for this caller."),
+    "operation_pruned": (
+        410,
+        f"The report operation {OP} has FINISHED and SUCCEEDED on 2026-11-02T09:30:00Z; its "
+        "record was removed after the retention period, so its result can no longer be read "
+        "here. Nothing was started: this Idempotency-Key belongs to that operation. Do not "
+        "send it again; new work needs a new key.",
+    ),
     "operation_done": (
         409,
         "The operation is already done (succeeded); there is nothing to cancel and no "
@@ -209,7 +216,7 @@ COMMON = (
     "database_busy",
     "database_unavailable",
 )
-BY_ID = (*COMMON, "operation_not_found")
+BY_ID = (*COMMON, "operation_not_found", "operation_pruned")
 
 
 def _example(code: str) -> dict[str, Any]:

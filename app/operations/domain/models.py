@@ -37,6 +37,18 @@ OperationTable = table_model(
         Index("ix_operations_created", "created_at", "id"),
         # The policy's per-key counts (in flight, per minute, per day: app/policy).
         Index("ix_operations_principal_created", "principal", "created_at"),
+        # The prune's scan: finished operations, oldest change first (app/retention).
+        Index("ix_operations_state_updated", "state", "updated_at"),
+        # A list by state or status, newest first, reads its page off this index instead
+        # of sorting every row in the state (docs/performance.md, "Growth").
+        Index("ix_operations_state_created", "state", "created_at", "id"),
+        # A stored result file is removed with the last operation that names it.
+        Index(
+            "ix_operations_result_ref",
+            "result_ref",
+            sqlite_where=text("result_ref IS NOT NULL"),
+            postgresql_where=text("result_ref IS NOT NULL"),
+        ),
         # The claim's index: only rows the observer still has to look at.
         Index(
             "ix_operations_due",
@@ -87,3 +99,24 @@ class ResultItem(SQLModel, table=True):
     operation_id: str
     position: int
     item: Any = Field(sa_type=JSON)
+
+
+class Tombstone(SQLModel, table=True):
+    """What is left of a pruned operation: enough to answer a replay of its key with
+    `410 operation_pruned` (what it was, how it ended, when) and start nothing."""
+
+    __tablename__ = "operation_tombstones"
+    __table_args__ = (
+        UniqueConstraint("principal", "idempotency_key", name="uq_tombstones_principal_key"),
+    )
+
+    operation_id: str = Field(primary_key=True)
+    principal: str
+    idempotency_key: str
+    fingerprint: str
+    provider: str
+    kind: str
+    state: str
+    outcome: str | None = None
+    finished_at: datetime = Field(sa_type=UTCDateTime, index=True)
+    pruned_at: datetime = Field(sa_type=UTCDateTime)

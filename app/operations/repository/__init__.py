@@ -30,6 +30,7 @@ from app.operations.repository.reads import (
     list_operations,
     result_items,
 )
+from app.operations.repository.retention import tombstone, tombstone_of
 from app.operations.repository.tables import Fence
 from app.operations.repository.writes import (
     Fields,
@@ -47,6 +48,8 @@ from app.operations.repository.writes import (
 )
 
 __all__ = [
+    "tombstone",
+    "tombstone_of",
     "Fence",
     "Fields",
     "HistoryRow",

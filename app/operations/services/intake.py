@@ -20,14 +20,15 @@ import rfc8785
 from sqlalchemy.exc import IntegrityError
 from ulid import ULID
 
-from app.core.http.errors import BadInput, Invalid
+from app.core.db.txn import Txn
+from app.core.http.errors import BadInput, Gone, Invalid
 from app.core.http.ssrf import check_callback_url
 from app.core.obs import telemetry, tracecontext
 from app.core.runtime import faults
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.context import AppContext
-from app.operations.contract import ids
+from app.operations.contract import ids, pruned
 from app.operations.contract.schemas import CreateOperationRequest
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import State
@@ -126,6 +127,8 @@ async def create(
         # A replay is answered before the guard (its callback was checked when it was new).
         async with ctx.db.read() as txn:
             existing = await repo.get_by_key(txn, principal, key)
+            if existing is None:
+                await _refuse_pruned(txn, principal, key, fp)
         if existing is not None:
             return _replay(existing, fp), True
         await check_callback_url(
@@ -144,6 +147,7 @@ async def create(
                 existing = await repo.get_by_key(txn, principal, key)
                 if existing is not None:
                     raise _Replay(existing)  # nothing was written: it rolls back
+                await _refuse_pruned(txn, principal, key, fp)
             admitted = await admission.admit(txn, ctx.policy, subject, req.input, op.created_at)
             if ctx.policy is not None:
                 op.cost = admitted.cost
@@ -236,6 +240,20 @@ class _Replay(Exception):
     def __init__(self, op: Operation) -> None:
         super().__init__(op.id)
         self.op = op
+
+
+async def _refuse_pruned(txn: Txn, principal: str, key: str, fp: str) -> None:
+    """A key whose operation was pruned is never started again: `410 operation_pruned`
+    with what its tombstone keeps (docs/operations.md, "Retention")."""
+    tomb = await repo.tombstone(txn, principal, key)
+    if tomb is None:
+        return
+    same = tomb.fingerprint == fp
+    raise Gone(
+        "operation_pruned",
+        pruned.message(tomb, replay=True, same_request=same),
+        pruned.details(tomb, same_request=same),
+    )
 
 
 def _replay(existing: Operation, fp: str) -> Operation:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from app.auth import deps
 from app.core import text
 from app.core.http import json_guard
-from app.core.http.errors import Invalid, NotFound
+from app.core.http.errors import Gone, Invalid, NotFound
 from app.operations import repository as repo
 from app.operations.context import AppContext
-from app.operations.contract import cursors
+from app.operations.contract import cursors, pruned
 from app.operations.contract.presenter import agent_status
 from app.operations.domain.models import HistoryEntry
 from app.operations.domain.operation import Operation
@@ -33,6 +33,9 @@ async def get(ctx: AppContext, op_id: str, who: deps.Principal) -> Operation:
     if len(op_id) <= MAX_ID_CHARS and text.problem(op_id) is None:
         async with ctx.db.read() as txn:
             op = await repo.get(txn, op_id)
+            tomb = await repo.tombstone_of(txn, None, op_id) if op is None else None
+        if tomb is not None and who.may_see(tomb.principal):
+            raise Gone("operation_pruned", pruned.message(tomb, replay=False), pruned.details(tomb))
     if op is None or not who.may_see(op.principal):
         shown = op_id if len(op_id) <= MAX_ID_CHARS else op_id[:MAX_ID_CHARS] + "..."
         raise NotFound("operation_not_found", f"No operation {shown!r} for this caller.")
