@@ -10,6 +10,7 @@ HTTP Basic password (a 401 carries the Basic challenge so the browser asks).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, get_args
 from urllib.parse import quote, urlencode
 
@@ -26,11 +27,18 @@ from app.operations.context import AppContext
 from app.operations.contract.presenter import to_body
 from app.operations.contract.schemas import OperatorDecision, ResolveRequest
 from app.operations.domain.operation import Operation
-from app.operations.domain.states import NEEDS_ATTENTION, State, is_done
 from app.operations.services import approvals, attention, cancellation, queries
 from app.operations.services.queries import get as load
 from app.views import decisions as explain
-from app.views.render import STATIC_DIR, check_same_origin, error_page, page, read_form
+from app.views import page_rules
+from app.views.render import (
+    STATIC_DIR,
+    check_same_origin,
+    error_page,
+    page,
+    read_form,
+    relative,
+)
 
 router = APIRouter(prefix="/operations", include_in_schema=False)
 
@@ -187,12 +195,10 @@ async def _detail(
     op = await load(ctx, op_id, caller)
     history = await queries.history(ctx, op.id, caller)
     now = ctx.now()
-    state = op.state
     why = attention.why(op)
-    if state in NEEDS_ATTENTION:
-        decisions = [d for d in DECISIONS if d != "acknowledge"]
-    else:
-        decisions = ["acknowledge"] if why else []
+    row = page_rules.row_of(op, why)
+    rule = page_rules.RULES[row]
+    decisions = page_rules.decisions_for(row, DECISIONS)
     lease_live = op.lease_expires_at is not None and op.lease_expires_at > now
     chosen = (form or {}).get("decision")
     fits, fits_why = explain.suggested(op, decisions)
@@ -209,11 +215,11 @@ async def _detail(
         "selected": chosen if chosen in decisions else fits,
         "fits": fits,
         "fits_why": fits_why,
-        "finished": is_done(state),
+        "rule": rule,
+        "held_deadlines": _held_deadlines(op, now) if rule.deadlines == "from_approval" else [],
         "attention_count": await _attention_count(ctx, caller),
         "lease_live": lease_live,
-        "can_cancel": not is_done(state) and op.cancel_requested_at is None,
-        "awaiting_approval": state == State.AWAITING_APPROVAL,
+        "can_cancel": "cancel" in rule.forms and op.cancel_requested_at is None,
         "approval_explained": explain.APPROVAL_EXPLAINED,
         "notice": notice,
         "action_error": action_error,
@@ -221,6 +227,24 @@ async def _detail(
     }
     status = action_error.status if action_error is not None else 200
     return page(request, "detail.html", context, status=status)
+
+
+def _held_deadlines(op: Operation, now: datetime) -> list[tuple[str, datetime | None, str]]:
+    """A held create's deadlines as the times they would be if approved now, with the
+    span each counts from approval (approval moves them by the time held)."""
+    held = now - op.created_at
+    rows: list[tuple[str, datetime | None, str]] = []
+    for name, value in (
+        ("Create", op.create_deadline_at),
+        ("Result", op.result_deadline_at),
+        ("Cancel", op.cancel_deadline_at),
+    ):
+        if value is None:
+            rows.append((name, None, ""))
+            continue
+        span = relative(value, op.created_at).removeprefix("in ")
+        rows.append((name, value + held, span))
+    return rows
 
 
 async def _attention_count(ctx: AppContext, caller: deps.Principal) -> int:
