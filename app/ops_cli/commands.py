@@ -167,6 +167,12 @@ def cmd_attention(jg: OpsBackend, args: argparse.Namespace) -> int:
     return 0
 
 
+OPERATOR_KEY_HINT = (
+    "jobgate ops: it needs an operator key, in --key or $JOBGATE_API_KEY (create one with "
+    "`jobgate keys create --name NAME --role operator`; an agent key sees only its own)"
+)
+
+
 def run(args: argparse.Namespace) -> int:
     """Dispatch one `ops` command; refusals and connection errors become one line, exit 2."""
     try:
@@ -176,6 +182,8 @@ def run(args: argparse.Namespace) -> int:
             return int(args.ops_func(jg, args))
     except ApiError as exc:
         _err(f"jobgate ops: {exc.status} {exc.code}: {exc.message}")
+        if exc.status in (401, 403):
+            _err(OPERATOR_KEY_HINT)
     except GatewayUnavailable as exc:
         _err(f"jobgate ops: the gateway did not answer: {exc}")
     except BackendUnavailable as exc:

@@ -4,8 +4,9 @@ Server-rendered HTML that works with JavaScript off. Reads use the same
 repository, cursor scheme and presenter as the agent API; the two actions call
 the same services (cancellation, attention) and answer 303 back to the page.
 Kept out of the OpenAPI document: it is for people, not agents. With API keys it
-needs an operator or admin key, sent as a Bearer token or, from a browser, as the
-HTTP Basic password (a 401 carries the Basic challenge so the browser asks).
+needs an operator or admin key: a person signs in once at `/login` (app/views/login.py)
+and a session cookie stands for the key; scripts send it as a Bearer token or as the
+HTTP Basic password. A 401 page links to the sign-in.
 """
 
 from __future__ import annotations
@@ -253,16 +254,15 @@ async def _attention_count(ctx: AppContext, caller: deps.Principal) -> int:
 
 
 async def _operator(request: Request) -> deps.Principal:
-    """The caller, who must hold an operator or admin key (Bearer, or the Basic password)."""
-    return deps.require_operator(await deps.authenticate(request, allow_basic=True))
+    """The caller, who must hold an operator or admin key: a session from `/login`, a
+    Bearer key, or the key as the Basic password (for scripts)."""
+    caller = await deps.authenticate(request, allow_basic=True, allow_session=True)
+    return deps.require_operator(caller)
 
 
 def _error(request: Request, err: ApiError, *, who: str | None) -> HTMLResponse:
-    """The error page; a 401 carries the Basic challenge so a browser asks for the key."""
-    response = error_page(request, err, who=who)
-    if err.status == 401:
-        response.headers["WWW-Authenticate"] = deps.BASIC_CHALLENGE
-    return response
+    """The error page; a 401 links to `/login` (no Basic challenge: a person signs in)."""
+    return error_page(request, err, who=who)
 
 
 def _back(op_id: str, done: str) -> RedirectResponse:
