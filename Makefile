@@ -18,9 +18,11 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 ## make run: install, migrate the SQLite default, start gateway + observer + mock provider
+## (AUTH=dev by default: no API keys; AUTH=keys: keys, made for this run and printed in the banner)
+AUTH ?= $(or $(JOBGATE_AUTH),dev)
 run: $(STAMP)
 	$(BIN)/jobgate migrate
-	JOBGATE_AUTH=$${JOBGATE_AUTH:-dev} HOST=$(HOST) PORT=$(PORT) MOCK_PORT=$(MOCK_PORT) \
+	JOBGATE_AUTH=$(AUTH) HOST=$(HOST) PORT=$(PORT) MOCK_PORT=$(MOCK_PORT) \
 	  $(BIN)/python -m app.devrun
 
 ## make test: the whole suite on the configured database (SQLite unless JOBGATE_DATABASE_URL says otherwise),
