@@ -212,6 +212,9 @@ def add_parser(sub: Any) -> None:
         "no gateway is contacted",
     )
     common.add_argument("--json", action="store_true", help="print the API's JSON")
+    common.add_argument(
+        "-v", "--verbose", action="store_true", help="also print the INFO log lines"
+    )
 
     ops = sub.add_parser("ops", help="operations from a terminal: list, show, wait, ...")
     ops_sub = ops.add_subparsers(dest="ops_command", required=True)
