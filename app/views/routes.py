@@ -87,7 +87,7 @@ async def list_page(
         "trace_id": trace_id,
     }
     try:
-        caller = await _operator(request)
+        caller = await operator(request)
         who = caller.name
         ctx = context_of(request)
         ops, next_cursor = await _list(ctx, caller, query, cursor)
@@ -147,7 +147,7 @@ async def attention_page(request: Request) -> HTMLResponse:
     """Operations that need a human, oldest first, each with why."""
     who: str | None = None
     try:
-        caller = await _operator(request)
+        caller = await operator(request)
         who = caller.name
         ctx = context_of(request)
         inbox = await queries.attention_inbox(ctx, caller, limit=ATTENTION_LIMIT)
@@ -175,7 +175,7 @@ async def detail_page(request: Request, op_id: str, done: str = "") -> HTMLRespo
     """One operation: facts, deadlines, lease, schedule, timeline and actions."""
     who: str | None = None
     try:
-        caller = await _operator(request)
+        caller = await operator(request)
         who = caller.name
         return await _detail(request, op_id, caller, notice=NOTICES.get(done))
     except (ApiError, DomainError) as exc:
@@ -253,7 +253,7 @@ async def _attention_count(ctx: AppContext, caller: deps.Principal) -> int:
     return await queries.attention_count(ctx, caller, cap=ATTENTION_LIMIT)
 
 
-async def _operator(request: Request) -> deps.Principal:
+async def operator(request: Request) -> deps.Principal:
     """The caller, who must hold an operator or admin key: a session from `/login`, a
     Bearer key, or the key as the Basic password (for scripts)."""
     caller = await deps.authenticate(request, allow_basic=True, allow_session=True)
@@ -276,7 +276,7 @@ async def _action(
     who: str | None = None
     try:
         check_same_origin(request)
-        caller = await _operator(request)
+        caller = await operator(request)
         who = caller.name
         form = await read_form(request)
         json_guard.check(form)  # the same intake rules as the API's JSON bodies
