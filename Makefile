@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 MOCK_PORT ?= 8081
 
-.PHONY: install run test test-fast fuzz lint openapi schema config-doc bench bench-e2e clean
+.PHONY: install run test test-fast fuzz lint openapi schema config-doc bench bench-e2e screenshots clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -61,6 +61,12 @@ bench: $(STAMP)
 bench-e2e: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python bench/end_to_end.py $(BENCH_ARGS)
+
+## make screenshots: the list, a held create, an attention case and the dashboard in
+## headless Chromium, saved in SHOTS (skipped, saying so, when Chromium is not installed)
+SHOTS ?= docs/screenshots
+screenshots: $(STAMP)
+	$(BIN)/python -m tests.support.screenshots $(SHOTS)
 
 clean:
 	rm -rf $(VENV) data .pytest_cache
