@@ -22,7 +22,7 @@ install: $(STAMP)
 AUTH ?= $(or $(JOBGATE_AUTH),dev)
 run: $(STAMP)
 	$(BIN)/jobgate migrate
-	JOBGATE_AUTH=$(AUTH) HOST=$(HOST) PORT=$(PORT) MOCK_PORT=$(MOCK_PORT) \
+	exec env JOBGATE_AUTH=$(AUTH) HOST=$(HOST) PORT=$(PORT) MOCK_PORT=$(MOCK_PORT) \
 	  $(BIN)/python -m app.devrun
 
 ## make test: the whole suite on the configured database (SQLite unless JOBGATE_DATABASE_URL says otherwise),

@@ -12,7 +12,8 @@ The banner means it: both ports are checked free before anything starts, and the
 gateway counts as up only when `/v1/healthz` answers as jobgate (`"service": "jobgate"`)
 while the process this run started is alive. Anything that fails to start ends the run
 with one line and a non-zero code (docs/operations.md, "Exit codes"); so does a child
-that dies later.
+that dies later. When its parent ends (`kill <make's pid>` does not reach this process),
+it stops both children too, instead of leaving them on their ports.
 """
 
 from __future__ import annotations
@@ -266,7 +267,11 @@ def run_until_stopped(gateway: subprocess.Popen[bytes], mock: subprocess.Popen[b
 
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGTERM, _stop)
+    parent = os.getppid()
     while not stop:
+        if os.getppid() != parent:  # `make` (or the shell) was killed: no orphans on the ports
+            print("make run: its parent process ended; stopping", file=sys.stderr, flush=True)  # noqa: T201
+            return 0
         for name, proc in (("gateway", gateway), ("mock provider", mock)):
             if proc.poll() is not None:
                 print(  # noqa: T201

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -246,3 +247,36 @@ def test_a_refused_key_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     )
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.strip() == "An API key is required"
+
+
+def test_killing_its_parent_stops_the_gateway_and_the_mock(tmp_path: Path) -> None:
+    """`kill <make's pid>` never reaches `app.devrun`: it notices its parent is gone and
+    stops both children instead of leaving them on their ports."""
+    port, mock_port = free_port(), free_port()
+    env = _env(tmp_path, PORT=str(port), MOCK_PORT=str(mock_port))
+    wrapper = (
+        "import subprocess, sys; "
+        "subprocess.Popen([sys.executable, '-m', 'app.devrun']).wait()"
+    )  # a stand-in for make: it starts devrun and is killed without passing anything on
+    parent = subprocess.Popen(
+        [sys.executable, "-c", wrapper], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert "jobgate is running" in _banner(parent)
+        assert httpx2.get(f"http://127.0.0.1:{port}/v1/healthz", timeout=5).status_code == 200
+    finally:
+        parent.kill()  # SIGKILL: nothing forwarded, as when make is killed
+        parent.wait(30)
+    ends = time.monotonic() + START_TIMEOUT_S
+    while any(_listening(p) for p in (port, mock_port)):
+        assert time.monotonic() < ends, "the gateway or the mock outlived make"
+        time.sleep(0.2)
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True

@@ -129,3 +129,27 @@ async def test_a_partial_result_offers_acknowledge_alone(gateway: Gateway) -> No
     page = (await gateway.http.get(f"/operations/{op_id}")).text
     check_page(page, op_id, PARTIAL_RESULT)
     assert re.findall(r'name="decision" value="([a-z_]+)"', page) == ["acknowledge"]
+
+
+async def test_small_words_on_the_pages(gateway: Gateway) -> None:
+    """A held create's reason reads its deadline to the second and no cost of 0; a
+    partial result in the inbox is not a green `succeeded`; a remote state is not
+    repeated as its own class."""
+    held = (await gateway.start({"name": "fast"}, labels={"lane": "gated"})).json()
+    page = (await gateway.http.get(f"/operations/{held['operation_id']}")).text
+    why = page[page.index("Needs attention:</b>") :].split("</p>")[0]
+    assert re.search(r"until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)", why), why
+    assert "cost 0" not in why and not re.search(r":\d\d\.\d+", why)
+
+    r = await gateway.start({"name": "partial_results", "processed": 10, "failed": 2})
+    partial = r.json()["operation_id"]
+    await gateway.run_until_done(partial)
+    inbox = (await gateway.http.get("/operations/attention")).text
+    row = inbox[inbox.index(partial) :].split("</tr>")[0]
+    assert "ss-completed_with_errors" in row and 'class="badge st-succeeded"' not in row
+
+    done = (await gateway.start({"name": "fast"})).json()["operation_id"]
+    await gateway.run_until_done(done)
+    page = (await gateway.http.get(f"/operations/{done}")).text
+    remote = page[page.index("<dt>Remote state</dt>") :].split("</dd>")[0]
+    assert "succeeded" in remote and "(succeeded)" not in remote
