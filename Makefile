@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 MOCK_PORT ?= 8081
 
-.PHONY: install run test test-fast fuzz lint openapi schema config-doc bench bench-e2e clean
+.PHONY: install run test test-fast fuzz lint openapi schema config-doc bench bench-e2e screenshots clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -18,9 +18,11 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 ## make run: install, migrate the SQLite default, start gateway + observer + mock provider
+## (AUTH=dev by default: no API keys; AUTH=keys: keys, made for this run and printed in the banner)
+AUTH ?= $(or $(JOBGATE_AUTH),dev)
 run: $(STAMP)
 	$(BIN)/jobgate migrate
-	JOBGATE_AUTH=$${JOBGATE_AUTH:-dev} HOST=$(HOST) PORT=$(PORT) MOCK_PORT=$(MOCK_PORT) \
+	exec env JOBGATE_AUTH=$(AUTH) HOST=$(HOST) PORT=$(PORT) MOCK_PORT=$(MOCK_PORT) \
 	  $(BIN)/python -m app.devrun
 
 ## make test: the whole suite on the configured database (SQLite unless JOBGATE_DATABASE_URL says otherwise),
@@ -59,6 +61,12 @@ bench: $(STAMP)
 bench-e2e: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python bench/end_to_end.py $(BENCH_ARGS)
+
+## make screenshots: the list, a held create, an attention case and the dashboard in
+## headless Chromium, saved in SHOTS (skipped, saying so, when Chromium is not installed)
+SHOTS ?= docs/screenshots
+screenshots: $(STAMP)
+	$(BIN)/python -m tests.support.screenshots $(SHOTS)
 
 clean:
 	rm -rf $(VENV) data .pytest_cache

@@ -248,6 +248,18 @@ def _mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+# Commands that run until stopped: their INFO lines are what a person watches.
+LONG_RUNNING = frozenset({"serve", "observe", "mock-provider", "fake-provider", "mcp", "migrate"})
+
+
+def with_verbose(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """`--verbose` on a command that runs and ends: it also prints the INFO log lines."""
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="also print the INFO log lines"
+    )
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jobgate", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -284,14 +296,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("file", help="the profile (YAML)")
     check.add_argument("--input", help="a sample input (JSON); default: the kind's example")
-    check.set_defaults(func=_profiles_check)
+    with_verbose(check).set_defaults(func=_profiles_check)
     schema = profiles_sub.add_parser(
         "schema", help="print the JSON Schema of a profile (docs/profile.schema.json)"
     )
     schema.add_argument(
         "--markdown", action="store_true", help="print the field reference (docs/profiles.md)"
     )
-    schema.set_defaults(func=_profiles_schema)
+    with_verbose(schema).set_defaults(func=_profiles_schema)
 
     policy = sub.add_parser("policy", help="the policy file: check one (docs/policy.md)")
     policy_sub = policy.add_subparsers(dest="policy_command", required=True)
@@ -299,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
         "check", help="check a policy file and print what each rule matches"
     )
     policy_check.add_argument("file", help="the policy file (YAML)")
-    policy_check.set_defaults(func=_policy_check)
+    with_verbose(policy_check).set_defaults(func=_policy_check)
 
     migrate = sub.add_parser("migrate", help="alembic upgrade head on the configured database")
     migrate.add_argument(
@@ -316,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
     revoke = keys_sub.add_parser("revoke", help="revoke a key; its next request answers 401")
     revoke.add_argument("--name", required=True)
     for command in (create, revoke, keys_sub.choices["list"]):
-        command.set_defaults(func=_keys)
+        with_verbose(command).set_defaults(func=_keys)
 
     audit = sub.add_parser("audit", help="the tamper-evident audit trail: verify, export")
     audit_sub = audit.add_subparsers(dest="audit_command", required=True)
@@ -339,7 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     export = audit_sub.add_parser("export", help="write every entry as JSON Lines")
     export.add_argument("--out", type=Path, help="a file (default: stdout)")
     for command in (verify, export):
-        command.set_defaults(func=_audit)
+        with_verbose(command).set_defaults(func=_audit)
 
     prune = sub.add_parser(
         "prune",
@@ -390,9 +402,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from app.core.obs.logs import configure
 
-    # JSON lines, or readable text when stderr is a terminal (JOBGATE_LOG_FORMAT overrides).
-    configure("INFO", os.environ.get("JOBGATE_LOG_FORMAT", "auto"))
     args = build_parser().parse_args(argv)
+    # JSON lines, or readable text when stderr is a terminal (JOBGATE_LOG_FORMAT overrides).
+    # A command that runs and ends prints what it is for and warnings, not the INFO lines
+    # of the machinery it starts (the database clock, the audit writer); --verbose: all.
+    chatty = args.command in LONG_RUNNING or getattr(args, "verbose", False)
+    configure("INFO" if chatty else "WARNING", os.environ.get("JOBGATE_LOG_FORMAT", "auto"))
     from pydantic import ValidationError
 
     from app.core.runtime.refusal import StartRefused

@@ -46,6 +46,8 @@ from app.providers.calls.client import ProviderClient
 from app.providers.calls.outbound import outbound_client
 from app.providers.language.loader import load_profiles
 from app.results.store import ResultStore
+from app.views import dashboard as views_dashboard
+from app.views import login as views_login
 from app.views import routes as views_routes
 from app.webhooks import routes as webhooks_routes
 from app.webhooks.secrets import WebhookSecrets
@@ -172,6 +174,8 @@ def create_app(
     app.include_router(control_routes.router)
     app.include_router(approval_routes.router)
     app.include_router(views_routes.router)
+    app.include_router(views_login.router)
+    app.include_router(views_dashboard.router)
     app.include_router(webhooks_routes.router)
     app.include_router(health_routes.router)
     app.include_router(metrics_route.router)

@@ -43,6 +43,12 @@ for _name in list(os.environ):
 IS_POSTGRES = BACKEND_URL.startswith("postgresql")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    from tests.support import load_report
+
+    load_report.register(config)  # says so when start-up timeouts pile up on a loaded machine
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", help="run slow soak/scale tests")
     parser.addoption("--run-fuzz", action="store_true", help="run the schemathesis fuzz run")

@@ -16,12 +16,12 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.auth import repository as repo
+from app.auth import sessions
 from app.auth.models import Role
 from app.auth.service import KEY_PREFIX, hash_key
 from app.core.http.errors import ApiError
 
 DEV_PRINCIPAL = "dev"
-BASIC_CHALLENGE = 'Basic realm="jobgate"'  # makes a browser ask for the key (as the password)
 MAX_KEY_CHARS = 256  # anything longer is not one of our keys; not worth hashing
 _STATE_ATTR = "jobgate_principal"  # per-request cache on request.state
 
@@ -57,29 +57,51 @@ class Principal:
 DEV = Principal(DEV_PRINCIPAL, Role.ADMIN)
 
 
-async def authenticate(request: Request, *, allow_basic: bool = False) -> Principal:
+async def authenticate(
+    request: Request, *, allow_basic: bool = False, allow_session: bool = False
+) -> Principal:
     """The caller, or ApiError 401 `unauthorized`. `allow_basic` also reads the key from
-    HTTP Basic (the password), for browsers on the operator pages."""
+    HTTP Basic (the password), and `allow_session` the session cookie a person got at
+    `/login`: both only for the operator pages, never for the API."""
     cached = getattr(request.state, _STATE_ATTR, None)
     if isinstance(cached, Principal):
         return cached
     if request.app.state.settings.auth == "dev":
         found = DEV
     else:
-        found = await _from_key(request, allow_basic=allow_basic)
+        found = await _from_key(request, allow_basic=allow_basic, allow_session=allow_session)
     setattr(request.state, _STATE_ATTR, found)
     return found
 
 
-async def _from_key(request: Request, *, allow_basic: bool) -> Principal:
+AGENT_HINT = (
+    "An API key is required: send 'Authorization: Bearer <key>' (create one with "
+    "`jobgate keys create --name NAME --role agent` for an agent, `--role operator` for a "
+    "person or `jobgate ops`)."
+)
+PAGE_HINT = (
+    "Sign in at /login with an operator key (create one with "
+    "`jobgate keys create --name NAME --role operator`)."
+)
+
+
+async def _from_key(request: Request, *, allow_basic: bool, allow_session: bool) -> Principal:
     key = presented_key(request.headers.get("authorization", ""), allow_basic=allow_basic)
+    if key is None and allow_session:
+        token = request.cookies.get(sessions.COOKIE)
+        if token:
+            ctx = request.app.state.ctx
+            signed = await sessions.lookup(ctx.db, token, ctx.now())
+            if signed is None:
+                raise ApiError(
+                    401,
+                    "unauthorized",
+                    "Your sign-in has ended (it expired, you logged out, or the key was "
+                    "revoked): sign in again at /login.",
+                )
+            return Principal(signed.name, signed.role)
     if key is None:
-        raise ApiError(
-            401,
-            "unauthorized",
-            "An API key is required: send 'Authorization: Bearer <key>' "
-            "(create one with `jobgate keys create --name NAME --role agent`).",
-        )
+        raise ApiError(401, "unauthorized", PAGE_HINT if allow_session else AGENT_HINT)
     found = await _lookup(request, key)
     if found is None:
         raise ApiError(

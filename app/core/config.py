@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     auth: Literal["keys", "dev"] = "keys"
     """`keys`: every `/v1` call needs an API key. `dev`: no keys, every caller is the
     admin `dev`; refused unless bound to loopback (`make run` uses it)."""
+    session_seconds: float = Field(default=8 * 3600.0, gt=0)
+    """How long a person stays signed in at `/login` (keys mode): the session cookie and
+    its stored row end this long after sign-in, or at logout, or when the key is revoked."""
     time_scale: float = Field(default=1.0, gt=0)
     """Multiplies polling delays and default deadlines (tests and demos run faster)."""
 

@@ -143,11 +143,20 @@ async def record_refusal(
 def _announce(
     op: Operation, from_state: State, to: State, actor: str, cause: str
 ) -> Callable[[], None]:
-    """The log line and counter of a transition, for once it has committed."""
+    """The log line and counter of a transition, for once it has committed; the end of
+    an operation (done, or waiting for a person) also counts its time since the intent."""
     op_id, trace_id, version = op.id, op.trace_id, op.version
-    return lambda: telemetry.transition(
-        op_id, trace_id, from_state.value, to.value, actor=actor, cause=cause, version=version
-    )
+    took = (op.updated_at - op.created_at).total_seconds() if is_done(to) else None
+    provider, kind = op.provider, op.kind
+
+    def announce() -> None:
+        telemetry.transition(
+            op_id, trace_id, from_state.value, to.value, actor=actor, cause=cause, version=version
+        )
+        if took is not None:
+            telemetry.operation_ended(provider, kind, to.value, took)
+
+    return announce
 
 
 def row(

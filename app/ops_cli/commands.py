@@ -168,6 +168,12 @@ def cmd_attention(jg: OpsBackend, args: argparse.Namespace) -> int:
     return 0
 
 
+OPERATOR_KEY_HINT = (
+    "jobgate ops: it needs an operator key, in --key or $JOBGATE_API_KEY (create one with "
+    "`jobgate keys create --name NAME --role operator`; an agent key sees only its own)"
+)
+
+
 def run(args: argparse.Namespace) -> int:
     """Dispatch one `ops` command; refusals and connection errors become one line, exit 2."""
     try:
@@ -177,6 +183,8 @@ def run(args: argparse.Namespace) -> int:
             return int(args.ops_func(jg, args))
     except ApiError as exc:
         _err(f"jobgate ops: {exc.status} {exc.code}: {exc.message}")
+        if exc.status in (401, 403):
+            _err(OPERATOR_KEY_HINT)
     except GatewayUnavailable as exc:
         _err(f"jobgate ops: the gateway did not answer: {exc}")
     except BackendUnavailable as exc:
@@ -205,6 +213,9 @@ def add_parser(sub: Any) -> None:
         "no gateway is contacted",
     )
     common.add_argument("--json", action="store_true", help="print the API's JSON")
+    common.add_argument(
+        "-v", "--verbose", action="store_true", help="also print the INFO log lines"
+    )
 
     ops = sub.add_parser("ops", help="operations from a terminal: list, show, wait, ...")
     ops_sub = ops.add_subparsers(dest="ops_command", required=True)

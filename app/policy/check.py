@@ -59,7 +59,8 @@ def targets(rule: Rule, profiles: Mapping[str, Profile]) -> str:
 
 
 def describe(policy: Policy, profiles: Mapping[str, Profile]) -> str:
-    lines = [f"policy version {policy.version}: {len(policy.rules)} rules"]
+    count = len(policy.rules)
+    lines = [f"policy version {policy.version}: {count} rule{'' if count == 1 else 's'}"]
     for name, rule in policy.named():
         lines.append(f"{name}: {selects(rule)} -> {sets(rule)}")
         lines.append(f"  matches {targets(rule, profiles)}")

@@ -12,12 +12,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlencode as urlencode_query
 
 import jinja2
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
+from app.auth.sessions import COOKIE as SESSION_COOKIE
 from app.core.http.errors import ApiError
 from app.core.text import degrade
 from app.providers.language.secrets import REDACTED
@@ -118,7 +120,12 @@ def page(
 
 def error_page(request: Request, err: ApiError, *, who: str | None = None) -> HTMLResponse:
     """An ApiError as an HTML page with the same status (never JSON on these routes)."""
-    context = {"title": f"{err.status} {err.code}", "error": err, "who": who}
+    context = {
+        "title": f"{err.status} {err.code}",
+        "error": err,
+        "who": who,
+        "login_href": "/login?" + urlencode_query({"next": request.url.path}),
+    }
     return page(request, "error.html", context, status=err.status)
 
 
@@ -132,17 +139,27 @@ def _origin(url: str) -> tuple[str, str, int | None] | None:
 
 
 def check_same_origin(request: Request) -> None:
-    """Refuse a cross-site POST (CSRF). The app has no cookies, so this is the guard.
+    """Refuse a cross-site POST (CSRF). With the session cookie's SameSite=Lax (a
+    cross-site POST does not carry it), this is the guard.
 
     Browsers send `Origin` (and `Sec-Fetch-Site`) on form POSTs; when either is
-    present it must name this origin. A request with neither (curl, scripts) is
-    not a browser being tricked and is let through.
+    present it must name this origin. A request with neither (curl, scripts with a
+    Bearer key) is not a browser being tricked and is let through, unless it carries
+    the session cookie.
     """
     fetch_site = request.headers.get("sec-fetch-site")
     if fetch_site is not None and fetch_site not in ("same-origin", "none"):
         raise ApiError(403, "cross_origin_refused", "Cross-site form posts are refused.")
     source = request.headers.get("origin") or request.headers.get("referer")
     if source is None:
+        if fetch_site is None and request.cookies.get(SESSION_COOKIE):
+            # A session cookie rides along by itself: a post carrying it must say where
+            # it came from (browsers do, on every form post).
+            raise ApiError(
+                403,
+                "cross_origin_refused",
+                "A signed-in form post must come from a jobgate page (no Origin or Referer).",
+            )
         return
     mine = _origin(str(request.url))
     if source == "null" or _origin(source) != mine:

@@ -4,12 +4,14 @@ Server-rendered HTML that works with JavaScript off. Reads use the same
 repository, cursor scheme and presenter as the agent API; the two actions call
 the same services (cancellation, attention) and answer 303 back to the page.
 Kept out of the OpenAPI document: it is for people, not agents. With API keys it
-needs an operator or admin key, sent as a Bearer token or, from a browser, as the
-HTTP Basic password (a 401 carries the Basic challenge so the browser asks).
+needs an operator or admin key: a person signs in once at `/login` (app/views/login.py)
+and a session cookie stands for the key; scripts send it as a Bearer token or as the
+HTTP Basic password. A 401 page links to the sign-in.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, get_args
 from urllib.parse import quote, urlencode
 
@@ -26,11 +28,18 @@ from app.operations.context import AppContext
 from app.operations.contract.presenter import to_body
 from app.operations.contract.schemas import OperatorDecision, ResolveRequest
 from app.operations.domain.operation import Operation
-from app.operations.domain.states import NEEDS_ATTENTION, State, is_done
 from app.operations.services import approvals, attention, cancellation, queries
 from app.operations.services.queries import get as load
 from app.views import decisions as explain
-from app.views.render import STATIC_DIR, check_same_origin, error_page, page, read_form
+from app.views import page_rules
+from app.views.render import (
+    STATIC_DIR,
+    check_same_origin,
+    error_page,
+    page,
+    read_form,
+    relative,
+)
 
 router = APIRouter(prefix="/operations", include_in_schema=False)
 
@@ -78,7 +87,7 @@ async def list_page(
         "trace_id": trace_id,
     }
     try:
-        caller = await _operator(request)
+        caller = await operator(request)
         who = caller.name
         ctx = context_of(request)
         ops, next_cursor = await _list(ctx, caller, query, cursor)
@@ -138,7 +147,7 @@ async def attention_page(request: Request) -> HTMLResponse:
     """Operations that need a human, oldest first, each with why."""
     who: str | None = None
     try:
-        caller = await _operator(request)
+        caller = await operator(request)
         who = caller.name
         ctx = context_of(request)
         inbox = await queries.attention_inbox(ctx, caller, limit=ATTENTION_LIMIT)
@@ -166,7 +175,7 @@ async def detail_page(request: Request, op_id: str, done: str = "") -> HTMLRespo
     """One operation: facts, deadlines, lease, schedule, timeline and actions."""
     who: str | None = None
     try:
-        caller = await _operator(request)
+        caller = await operator(request)
         who = caller.name
         return await _detail(request, op_id, caller, notice=NOTICES.get(done))
     except (ApiError, DomainError) as exc:
@@ -187,12 +196,10 @@ async def _detail(
     op = await load(ctx, op_id, caller)
     history = await queries.history(ctx, op.id, caller)
     now = ctx.now()
-    state = op.state
     why = attention.why(op)
-    if state in NEEDS_ATTENTION:
-        decisions = [d for d in DECISIONS if d != "acknowledge"]
-    else:
-        decisions = ["acknowledge"] if why else []
+    row = page_rules.row_of(op, why)
+    rule = page_rules.RULES[row]
+    decisions = page_rules.decisions_for(row, DECISIONS)
     lease_live = op.lease_expires_at is not None and op.lease_expires_at > now
     chosen = (form or {}).get("decision")
     fits, fits_why = explain.suggested(op, decisions)
@@ -209,11 +216,11 @@ async def _detail(
         "selected": chosen if chosen in decisions else fits,
         "fits": fits,
         "fits_why": fits_why,
-        "finished": is_done(state),
+        "rule": rule,
+        "held_deadlines": _held_deadlines(op, now) if rule.deadlines == "from_approval" else [],
         "attention_count": await _attention_count(ctx, caller),
         "lease_live": lease_live,
-        "can_cancel": not is_done(state) and op.cancel_requested_at is None,
-        "awaiting_approval": state == State.AWAITING_APPROVAL,
+        "can_cancel": "cancel" in rule.forms and op.cancel_requested_at is None,
         "approval_explained": explain.APPROVAL_EXPLAINED,
         "notice": notice,
         "action_error": action_error,
@@ -223,22 +230,39 @@ async def _detail(
     return page(request, "detail.html", context, status=status)
 
 
+def _held_deadlines(op: Operation, now: datetime) -> list[tuple[str, datetime | None, str]]:
+    """A held create's deadlines as the times they would be if approved now, with the
+    span each counts from approval (approval moves them by the time held)."""
+    held = now - op.created_at
+    rows: list[tuple[str, datetime | None, str]] = []
+    for name, value in (
+        ("Create", op.create_deadline_at),
+        ("Result", op.result_deadline_at),
+        ("Cancel", op.cancel_deadline_at),
+    ):
+        if value is None:
+            rows.append((name, None, ""))
+            continue
+        span = relative(value, op.created_at).removeprefix("in ")
+        rows.append((name, value + held, span))
+    return rows
+
+
 async def _attention_count(ctx: AppContext, caller: deps.Principal) -> int:
     """What needs a person, for the count in the navigation on every page."""
     return await queries.attention_count(ctx, caller, cap=ATTENTION_LIMIT)
 
 
-async def _operator(request: Request) -> deps.Principal:
-    """The caller, who must hold an operator or admin key (Bearer, or the Basic password)."""
-    return deps.require_operator(await deps.authenticate(request, allow_basic=True))
+async def operator(request: Request) -> deps.Principal:
+    """The caller, who must hold an operator or admin key: a session from `/login`, a
+    Bearer key, or the key as the Basic password (for scripts)."""
+    caller = await deps.authenticate(request, allow_basic=True, allow_session=True)
+    return deps.require_operator(caller)
 
 
 def _error(request: Request, err: ApiError, *, who: str | None) -> HTMLResponse:
-    """The error page; a 401 carries the Basic challenge so a browser asks for the key."""
-    response = error_page(request, err, who=who)
-    if err.status == 401:
-        response.headers["WWW-Authenticate"] = deps.BASIC_CHALLENGE
-    return response
+    """The error page; a 401 links to `/login` (no Basic challenge: a person signs in)."""
+    return error_page(request, err, who=who)
 
 
 def _back(op_id: str, done: str) -> RedirectResponse:
@@ -252,7 +276,7 @@ async def _action(
     who: str | None = None
     try:
         check_same_origin(request)
-        caller = await _operator(request)
+        caller = await operator(request)
         who = caller.name
         form = await read_form(request)
         json_guard.check(form)  # the same intake rules as the API's JSON bodies

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -113,7 +114,7 @@ def test_make_run_prints_its_banner_once_the_gateway_answers_and_stops_cleanly(
             if "Ctrl-C stops everything." in line:
                 break
         timer.cancel()
-        assert "jobgate is running." in "".join(lines), "".join(lines)
+        assert "jobgate is running (dev mode)." in "".join(lines), "".join(lines)
         health = httpx2.get(f"http://127.0.0.1:{port}/v1/healthz", timeout=5).json()
         assert health == {"ok": True, "service": "jobgate"}
     finally:
@@ -181,3 +182,101 @@ def other_server() -> Iterator[str]:
 def test_another_server_answering_healthz_does_not_count_as_jobgate(other_server: str) -> None:
     assert not devrun._answers(f"{other_server}/v1/healthz", "jobgate")
     assert devrun._answers(f"{other_server}/v1/healthz", "json")
+
+
+def _banner(proc: subprocess.Popen[str]) -> str:
+    assert proc.stdout is not None
+    lines: list[str] = []
+    timer = threading.Timer(START_TIMEOUT_S * 2, proc.kill)
+    timer.start()
+    for line in proc.stdout:
+        lines.append(line)
+        if "Ctrl-C stops everything." in line:
+            break
+    timer.cancel()
+    threading.Thread(target=proc.stdout.read, daemon=True).start()  # never a full pipe
+    return "".join(lines)
+
+
+def _banner_commands(text: str) -> str:
+    """The shell lines the banner tells a person to paste."""
+    start = text.index("then wait for its honest answer:")
+    return text[start : text.index("Ctrl-C stops everything.")].split("\n", 1)[1]
+
+
+def _paste(commands: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JOBGATE_")}
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", commands],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=START_TIMEOUT_S * 2,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("auth", ["dev", "keys"])
+def test_the_banner_curl_works_in_the_mode_it_runs_in(auth: str, tmp_path: Path) -> None:
+    fast = {"JOBGATE_TIME_SCALE": "0.01", "JOBGATE_OBSERVER_INTERVAL_SECONDS": "0.05"}
+    for run in ("first", "again"):
+        env = _env(tmp_path, PORT=str(free_port()), MOCK_PORT=str(free_port()), **fast)
+        env["JOBGATE_AUTH"] = auth
+        proc = _devrun(env)
+        try:
+            text = _banner(proc)
+            assert f"jobgate is running ({auth} mode)." in text, text
+            done = _paste(_banner_commands(text), tmp_path)
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert "Traceback" not in done.stderr and '"outcome": "succeeded"' in done.stdout
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=60)
+        keys_file = tmp_path / "data" / devrun.KEYS_FILE
+        if auth == "dev":
+            assert "Bearer" not in text and not keys_file.exists()
+            return
+        assert oct(keys_file.stat().st_mode & 0o777) == "0o600"
+        # A second run of the same data directory reuses its keys instead of minting more.
+        assert f"This run {'created' if run == 'first' else 'reused'} two keys" in text
+        assert "/login" in text and "jgk_" not in text  # names the keys, never prints them
+
+
+def test_a_refused_key_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """The banner's parser on an error body (the keyless curl against keys mode was a
+    `KeyError: 'message'` traceback)."""
+    body = json.dumps({"error": {"code": "unauthorized", "message": "An API key is required"}})
+    done = subprocess.run(
+        ["python3", "-c", devrun.SHOW_ID], input=body, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip() == "An API key is required"
+
+
+def test_killing_its_parent_stops_the_gateway_and_the_mock(tmp_path: Path) -> None:
+    """`kill <make's pid>` never reaches `app.devrun`: it notices its parent is gone and
+    stops both children instead of leaving them on their ports."""
+    port, mock_port = free_port(), free_port()
+    env = _env(tmp_path, PORT=str(port), MOCK_PORT=str(mock_port))
+    wrapper = (
+        "import subprocess, sys; "
+        "subprocess.Popen([sys.executable, '-m', 'app.devrun']).wait()"
+    )  # a stand-in for make: it starts devrun and is killed without passing anything on
+    parent = subprocess.Popen(
+        [sys.executable, "-c", wrapper], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert "jobgate is running" in _banner(parent)
+        assert httpx2.get(f"http://127.0.0.1:{port}/v1/healthz", timeout=5).status_code == 200
+    finally:
+        parent.kill()  # SIGKILL: nothing forwarded, as when make is killed
+        parent.wait(30)
+    ends = time.monotonic() + START_TIMEOUT_S
+    while any(_listening(p) for p in (port, mock_port)):
+        assert time.monotonic() < ends, "the gateway or the mock outlived make"
+        time.sleep(0.2)
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True

@@ -162,6 +162,7 @@ def test_keys_from_the_environment(module_database_url: str, mock_url: str, tmp_
     with gateway(env, tmp_path / "gw.log") as url:
         denied = ops("list", "--url", url)
         assert denied.returncode == 2 and "401" in denied.stderr
+        assert "it needs an operator key" in denied.stderr and "--role operator`" in denied.stderr
         assert ops("list", "--url", url, JOBGATE_API_KEY=operator).returncode == 0
         op_id = start(url, {"name": "corrupt_result"}, key=agent)
         assert ops("wait", op_id, "--url", url, "--key", agent).returncode == 1

@@ -4,7 +4,9 @@ A fenced `sh` or `python` block right after an HTML comment `<!-- runnable -->` 
 `<!-- runnable: expect TEXT -->`, which also requires TEXT in what it prints) is run as
 written against what `make run` starts (`python -m app.devrun`: the gateway, its
 observer and the mock provider, in dev mode), with only the gateway's address changed
-to this run's free port. Shell blocks run under `bash -euo pipefail` with the
+to this run's free port. `<!-- runnable in keys mode ... -->` runs it against `make run
+AUTH=keys` instead, with that run's data directory, so `jobgate keys` reaches its
+database. Shell blocks run under `bash -euo pipefail` with the
 environment's `jobgate` on PATH; Python blocks with this interpreter (jobgate_client,
 httpx2, mcp installed). Every block must exit 0 without a traceback.
 
@@ -21,6 +23,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +38,8 @@ DOCS = [
     ROOT / "jobgate_client" / "README.md",
 ]
 MARK = re.compile(
-    r"^<!-- runnable(?:: expect (?P<expect>.+?))? -->\n+```(?P<lang>sh|python)\n(?P<code>.*?)^```$",
+    r"^<!-- runnable(?P<keys> in keys mode)?(?:: expect (?P<expect>.+?))? -->\n+"
+    r"```(?P<lang>sh|python)\n(?P<code>.*?)^```$",
     re.M | re.S,
 )
 FENCE = re.compile(r"^```[a-z]*\n(.*?)^```$", re.M | re.S)
@@ -51,6 +55,7 @@ class Block:
     lang: str
     code: str
     expect: str | None
+    keys: bool = False  # run against `make run AUTH=keys`, on its database
 
 
 def runnable() -> list[Block]:
@@ -60,7 +65,7 @@ def runnable() -> list[Block]:
         for m in MARK.finditer(text):
             line = text[: m.start()].count("\n") + 1
             where = f"{path.relative_to(ROOT)}:{line}"
-            blocks.append(Block(where, m["lang"], m["code"], m["expect"]))
+            blocks.append(Block(where, m["lang"], m["code"], m["expect"], bool(m["keys"])))
     return blocks
 
 
@@ -88,21 +93,31 @@ def test_idempotency_keys_in_examples_are_distinct() -> None:
     assert len(seen) >= 4, seen
 
 
-@pytest.fixture(scope="module")
-def make_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`make run`'s processes on free ports, in a fresh directory; yields the gateway URL."""
-    tmp = tmp_path_factory.mktemp("make-run")
+@dataclass(frozen=True)
+class Run:
+    url: str
+    data_dir: Path
+
+
+@contextmanager
+def started(tmp: Path, auth: str) -> Iterator[Run]:
+    """`make run`'s processes on free ports, in a fresh directory, in `auth` mode."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("JOBGATE_")}
     env.update(
         PORT=str(port),
         MOCK_PORT=str(free_port()),
-        JOBGATE_AUTH="dev",
+        JOBGATE_AUTH=auth,
         JOBGATE_DATA_DIR=str(tmp / "data"),
         JOBGATE_MOCK_STATE_PATH=str(tmp / "mock.db"),
         JOBGATE_TIME_SCALE="0.01",  # the mock's "slow" jobs take a few polls: quick ones
         JOBGATE_OBSERVER_INTERVAL_SECONDS="0.05",
     )
+    migrated = subprocess.run(
+        [sys.executable, "-m", "app.cli", "migrate"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=START_TIMEOUT_S * 3,
+    )  # fmt: skip
+    assert migrated.returncode == 0, migrated.stderr  # as `make run` does first
     proc = subprocess.Popen(
         [sys.executable, "-m", "app.devrun"],
         cwd=ROOT,
@@ -111,27 +126,44 @@ def make_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         stderr=(tmp / "make-run.log").open("wb"),
         text=True,
     )
-    timer = threading.Timer(START_TIMEOUT_S * 3, proc.kill)
-    timer.start()
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if "Ctrl-C stops everything." in line:
-            break
-    timer.cancel()
-    # Keep draining stdout so the gateway never blocks on a full pipe.
-    threading.Thread(target=proc.stdout.read, daemon=True).start()
-    assert proc.poll() is None, (tmp / "make-run.log").read_text()[-3000:]
     try:
-        yield f"http://127.0.0.1:{port}"
+        timer = threading.Timer(START_TIMEOUT_S * 3, proc.kill)
+        timer.start()
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if "Ctrl-C stops everything." in line:
+                break
+        timer.cancel()
+        # Keep draining stdout so the gateway never blocks on a full pipe.
+        threading.Thread(target=proc.stdout.read, daemon=True).start()
+        assert proc.poll() is None, (tmp / "make-run.log").read_text()[-3000:]
+        yield Run(f"http://127.0.0.1:{port}", tmp / "data")
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)
 
 
+@pytest.fixture(scope="module")
+def make_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    with started(tmp_path_factory.mktemp("make-run"), "dev") as run:
+        yield run
+
+
+@pytest.fixture(scope="module")
+def make_run_keys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    with started(tmp_path_factory.mktemp("make-run-keys"), "keys") as run:
+        yield run
+
+
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.where for b in BLOCKS])
-def test_a_runnable_block_runs_verbatim(block: Block, make_run: str, tmp_path: Path) -> None:
-    code = block.code.replace(DEFAULT, make_run)
+def test_a_runnable_block_runs_verbatim(
+    block: Block, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    run: Run = request.getfixturevalue("make_run_keys" if block.keys else "make_run")
+    code = block.code.replace(DEFAULT, run.url)
     env = {k: v for k, v in os.environ.items() if not k.startswith("JOBGATE_")}
+    if block.keys:  # `jobgate keys ...` in the block must reach that run's database
+        env["JOBGATE_DATA_DIR"] = str(run.data_dir)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     if block.lang == "sh":
         args = ["bash", "-euo", "pipefail", "-c", code]

@@ -253,4 +253,4 @@ async def test_keys_mode_without_a_key_is_a_401_page(
 ) -> None:
     async with _gateway_with(database_url, mock_url, mock_client, tmp_path, auth="keys") as gw:
         page = await _html(gw, "/operations", status=401)
-        assert "API key" in page
+        assert "operator key" in page and "/login" in page

@@ -75,3 +75,10 @@ def test_every_problem_is_reported_at_once() -> None:
     with pytest.raises(PolicyError) as caught:
         parse(Path("p.yaml"), bad, PROFILES)
     assert len(caught.value.problems) == 3
+
+
+def test_one_rule_is_counted_as_one_rule(tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text("version: 1\nrules:\n  - name: one\n    max_in_flight: 1\n")
+    code, text = run(path, PROFILES)
+    assert code == 0 and text.splitlines()[0] == "policy version 1: 1 rule"

@@ -17,8 +17,10 @@ pure ASGI middleware, on every route in dev mode only (docs/security.md):
   no preflight. The operator pages' form posts keep their own
   same-origin check (app/views/render.py); provider webhooks are signed instead.
 
-With API keys none of this applies: a page cannot attach the key, and the gateway may
-sit behind a proxy under any name.
+With API keys none of this applies: a page cannot attach the key (the API reads only
+`Authorization`; the operator pages' session cookie is SameSite=Lax and their form posts
+are checked for this origin, app/views/render.py), and the gateway may sit behind a
+proxy under any name.
 """
 
 from __future__ import annotations

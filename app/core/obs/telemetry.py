@@ -93,6 +93,16 @@ CLOCK_SKEWED = Gauge(
     "1 while the measured offset is beyond JOBGATE_CLOCK_SKEW_LIMIT_SECONDS (this process "
     "claims no work then), else 0.",
 )
+# Seconds from an operation's intent to its end: a fast mock (s) to a day-long batch.
+OPERATION_BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0,
+                     21600.0, 86400.0)  # fmt: skip
+OPERATION_SECONDS = Histogram(
+    "jobgate_operation_seconds",
+    "Seconds from an operation's intent to its end (a done state or one that needs a "
+    "person), by provider, kind and the state it ended in.",
+    ["provider", "kind", "state"],
+    buckets=OPERATION_BUCKETS,
+)
 NEEDS_ATTENTION = Gauge(
     "jobgate_needs_attention",
     "Operations in the attention inbox (needs-attention states and unacknowledged partial "
@@ -122,6 +132,12 @@ def transition(
             extra={"event": "transition", "from_state": from_state, "to_state": to,
                    "actor": actor, "version": version},
         )  # fmt: skip
+
+
+def operation_ended(provider: str, kind: str, state: str, seconds: float) -> None:
+    """An operation reached a done state (or one that needs a person) `seconds` after
+    its intent."""
+    OPERATION_SECONDS.labels(provider, kind, state).observe(max(0.0, seconds))
 
 
 def refused(op_id: str, trace_id: str | None, from_state: str, to: str, reason: str) -> None:

@@ -7,7 +7,7 @@ and why; each decision is a history row and nothing before it is erased.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
@@ -40,15 +40,26 @@ async def inbox(txn: Txn, *, principal: str | None, limit: int) -> list[Operatio
     return sorted(found, key=lambda o: (o.updated_at, o.id))[:limit]
 
 
+def _when(raw: object) -> str:
+    """A stored ISO time as people read it: to the second, in UTC."""
+    try:
+        at = datetime.fromisoformat(str(raw).replace("Z", "+00:00"))
+    except ValueError:
+        return str(raw)
+    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def why(op: Operation) -> str | None:
     state = op.state
     if state in HUMAN_WHY:
         return HUMAN_WHY[state][0] + failing_since(op)
     if state == State.AWAITING_APPROVAL:
         held = op.gate if isinstance(op.gate, dict) else {}
+        cost = held.get("cost")
+        costs = f", cost {cost:g}" if isinstance(cost, int | float) and cost else ""
         return (
-            f"held for approval (policy rule {held.get('rule')!r}, cost {held.get('cost')}, "
-            f"asked by {held.get('requested_by')}, until {held.get('deadline_at')})"
+            f"held for approval (policy rule {held.get('rule')!r}{costs}, "
+            f"asked by {held.get('requested_by')}, until {_when(held.get('deadline_at'))})"
         )
     if state != State.SUCCEEDED or op.acknowledged_at or not with_errors(op):
         return None
