@@ -92,15 +92,15 @@ def _install_log_filter() -> None:
 
 
 def _status_body(job: JobRecord, decision: sc.StatusDecision | None = None) -> dict[str, Any]:
-    body = {
+    body: dict[str, Any] = {
         "job_id": job.job_id,
         "state": job.state,
         "progress": {"completed": job.completed, "total": job.total},
-        "error": sc.error_for(job.state),
         "poll_after_seconds": decision.poll_after if decision else None,
         "updated_at": job.updated_at,
     }
     scenario = sc.Scenario.from_json(job.scenario)
+    body["error"] = sc.error_for(job.state, scenario)
     if sc.keeps_partial_output(scenario, job.state):  # the part done, shown with the failure
         body["result"] = sc.build_result(scenario, job.job_id, job.kind)
     return body

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.providers.answers import bounds
 from app.providers.answers.state_rules import classify
 from app.providers.answers.values import as_int, as_seconds, as_str, follow, present
 from app.providers.expressions import pointers
@@ -70,11 +71,12 @@ def _url(src: ValueSource | None, body: Any, headers: Mapping[str, str], base: s
 
 
 def error_of(value: Any) -> dict[str, Any] | None:
-    """The provider's error as an object (a bare message becomes ``{"message": ...}``)."""
+    """The provider's error as an object (a bare message becomes ``{"message": ...}``),
+    bounded (`bounds.error`): this is where a provider's error enters jobgate."""
     value = present(value)
     if isinstance(value, dict):
-        return value
-    return {"message": value} if value else None
+        return bounds.error(value)
+    return bounds.error({"message": value}) if value else None
 
 
 def seen(
@@ -108,12 +110,12 @@ def seen(
     }
     return Seen(
         job_id=job_id,
-        state=state,
+        state=bounds.word(state),
         remote_class=cls,
         progress=None if completed is None and total is None else Progress(completed, total),
         error=error_of(pointers.get(body, p.error)),
         poll_hint=as_seconds(pointers.get(body, p.poll_hint)),
-        remote_time=as_str(pointers.get(body, p.remote_time)),
+        remote_time=bounds.word(as_str(pointers.get(body, p.remote_time))),
         fields=fields,
         counts=found_counts,
         status_url=_url(create.status_url if create else None, body, headers, request_url),
@@ -147,7 +149,7 @@ def result_document(profile: Profile, doc: Any) -> dict[str, Any]:
     return {
         "result": data,
         "result_sha256": as_str(pointers.get(doc, rp.sha256)),
-        "failed_items": failed if isinstance(failed, list) else [],
+        "failed_items": [bounds.bounded(f) for f in failed] if isinstance(failed, list) else [],
     }
 
 
