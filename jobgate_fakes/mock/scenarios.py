@@ -56,6 +56,8 @@ EXTRA_PARAMS: dict[str, int | None] = {
     "poll_after": None,
     "result_bytes": 0,
     "error_bytes": 0,
+    "status_depth": 0,
+    "total_exp": 0,
     "status_delay_ms": 0,
     "create_delay_ms": 0,
     "ignore_token": 0,

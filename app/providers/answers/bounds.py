@@ -16,6 +16,7 @@ MESSAGE_BYTES = 4096  # an error message, and any one string of an item's error
 WORD_BYTES = 256  # an error code, a remote state, a provider timestamp, an object key
 VALUE_BYTES = 16 * 1024  # one error object or one failed item, all of its text together
 DEPTH = 8  # containers inside one error object or failed item
+NUMBER_LIMIT = 2**53 - 1  # a count or progress beyond +/- this is unreadable (I-JSON, RFC 7493)
 MARK = "\u2026"  # the horizontal ellipsis every marker starts with
 _MARKER_ROOM = 32  # bytes kept free for "… [cut: N bytes]" (N up to 19 digits)
 
@@ -33,6 +34,14 @@ def cut(text: str, limit: int) -> str:
     head = raw[:room].decode("utf-8", "ignore")  # drops a character split at the bound
     dropped = len(raw) - len(head.encode("utf-8", "surrogatepass"))
     return f"{head}{MARK} [cut: {dropped} bytes]"
+
+
+def number_problem(name: str, value: int | None) -> str | None:
+    """Why a count the provider gave cannot be kept (beyond ``NUMBER_LIMIT``), or None."""
+    if value is None or -NUMBER_LIMIT <= value <= NUMBER_LIMIT:
+        return None
+    digits = len(str(abs(value)))
+    return f"{name} is a number of {digits} digits, beyond what jobgate keeps (2^53 - 1)"
 
 
 def word(value: str | None) -> str | None:

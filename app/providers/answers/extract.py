@@ -49,6 +49,7 @@ class Seen:
     status_url: str | None = None
     cancel_url: str | None = None
     inline: Any = MISSING  # the inline result document, if the answer has one
+    unreadable: str | None = None  # a value no reader can keep (progress 10^30): why
 
 
 def source(src: ValueSource, body: Any, headers: Mapping[str, str]) -> str | None:
@@ -103,6 +104,11 @@ def seen(
         cls = said
     completed = as_int(pointers.get(body, p.progress_completed))
     total = as_int(pointers.get(body, p.progress_total))
+    unreadable = bounds.number_problem("progress.completed", completed) or bounds.number_problem(
+        "progress.total", total
+    )
+    if unreadable is not None:  # never kept: it would not fit any column
+        completed = total = None
     fields = {
         name: value
         for name, pointer in p.fields.items()
@@ -121,6 +127,7 @@ def seen(
         status_url=_url(create.status_url if create else None, body, headers, request_url),
         cancel_url=_url(create.cancel_url if create else None, body, headers, request_url),
         inline=pointers.get(body, p.inline_result),
+        unreadable=unreadable,
     )
 
 
