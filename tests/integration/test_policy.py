@@ -41,6 +41,9 @@ rules:
     labels: {lane: metered}
     cost: {per_create: 1, per_item: {pointer: /items, units: 2}}
     budget: {per_day: 10}
+  - name: bound
+    keys: [agent-bound]
+    creates_per_minute: 1
 """
 APPROVAL_SECONDS = 3600.0
 
@@ -153,6 +156,25 @@ async def test_the_third_create_over_max_in_flight_is_refused_and_nothing_writte
 
     metrics = (await gateway.http.get("/metrics")).text
     assert 'jobgate_policy_refusals_total{limit="max_in_flight",rule="capped"}' in metrics
+
+
+async def test_a_rule_on_the_key_binds_an_agent_whatever_labels_it_sends(
+    gateway: Gateway, k: Keys
+) -> None:
+    """Labels are the agent's own (docs/policy.md): a rule that must bind an agent selects
+    its key's principal (`keys`), which no body can change."""
+    _, bound = await keys.create(gateway.ctx.db, "agent-bound", "agent", gateway.clock.now())
+    assert (await create(gateway, bound, "anything", scenario="sync")).status_code == 202
+    for lane in ("other", "capped-not"):
+        refused_plainly(await create(gateway, bound, lane, scenario="sync"), "policy_rate_limit")
+    body = {"provider": "mock", "kind": "report", "input": {"scenario": {"name": "sync"}}}
+    bare = await gateway.http.post(  # no labels at all
+        "/v1/operations", json=body, headers={"Idempotency-Key": "bare", **auth(bound)}
+    )
+    assert refused_plainly(bare, "policy_rate_limit")["error"]["details"]["rule"] == "bound"
+    # Another key is not this rule's, whatever its labels.
+    assert (await create(gateway, k.agent, "anything", scenario="sync")).status_code == 202
+    assert (await create(gateway, k.agent, "anything", scenario="sync")).status_code == 202
 
 
 async def test_a_rate_refusal_says_when_to_send_again(gateway: Gateway, k: Keys) -> None:
