@@ -463,6 +463,9 @@ async def test_an_approved_create_is_announced_once_and_never_sent_blind_again(
     hist = await _history(gateway, op_id, k.operator)
     assert sum(h["kind"] == APPROVED_SEND_ROW for h in hist) == 1
     assert "create_unknown" in [h["to_state"] for h in hist if h["kind"] == "transition"]
+    [doubt] = [h["cause"] for h in hist if h["to_state"] == "create_unknown"]
+    assert "sending the approved create (its first send) died" in doubt, doubt
+    assert "again" not in doubt  # nothing was sent before it: it was the first send
     assert calls == ["approved"]  # the approved permit was used once, then reconciliation
     assert len(gateway.jobs_for(op_id)) == 1
     assert gateway.stats(token)["creates_by_token"][token] == 1  # its token replay
