@@ -13,6 +13,7 @@ import httpx2
 from fastapi import FastAPI
 
 from app import audit
+from app.auth.key_first import KeyFirst
 from app.callbacks import outbox
 from app.callbacks.delivery import CallbackDelivery
 from app.core.config import Settings
@@ -185,6 +186,8 @@ def create_app(
         max_bytes=settings.max_body_bytes,
         read_timeout=settings.request_body_timeout_seconds,
     )
+    if settings.auth == "keys":  # outside BodyLimit: the key before any byte of the body
+        app.add_middleware(KeyFirst)
     # Outermost: an MCP tool call or a /wait whose client went away stops holding.
     app.add_middleware(CancelOnDisconnect, held=holds_until_done)
     if settings.auth == "dev":  # outermost: Host, Origin and body type before anything runs

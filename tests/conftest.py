@@ -26,6 +26,7 @@ from app.core.config import Settings
 from app.core.db.migrate import upgrade
 from app.core.runtime.clock import FakeClock
 from app.operations.context import AppContext
+from tests.support.processes import started_count, stop_started_since
 from tests.support.servers import serve_app
 from tests.support.timing import TEST_TIMEOUT_S, budget
 
@@ -77,6 +78,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_process_outlives_the_session() -> Iterator[None]:
+    """Every process a fixture started and left running is killed when the session ends."""
+    yield
+    stop_started_since(0)
+
+
+@pytest.fixture(autouse=True)
+def _no_process_outlives_its_test() -> Iterator[None]:
+    """Every process this test started (tests/support/processes.py) is killed when it ends,
+    whatever happened: a gateway not healthy in time, an assertion before the `finally`.
+    Module and session fixtures started theirs before this mark: they stop their own."""
+    mark = started_count()
+    yield
+    stop_started_since(mark)
 
 
 # --- databases -------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""`/v1/readyz` (database at the head migration, disk, clock) and the `/` landing page.
+"""`/v1/readyz` (database at the head migration, a write can succeed, disk, clock) and the
+`/` landing page.
 
 `/v1/healthz` only says the process answers; `/v1/readyz` says it can do its job, so
 load balancers and compose health checks route to a gateway only when writes will work.
@@ -7,9 +8,12 @@ Both are open (no API key), like a load balancer expects.
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
+from app.audit.readiness import write_blocker
 from app.core.db.schema_state import check
 
 router = APIRouter()
@@ -32,7 +36,8 @@ LANDING = """<!doctype html>
 
 @router.get("/v1/readyz", operation_id="ready", include_in_schema=False)
 async def ready(request: Request) -> JSONResponse:
-    """200 when the database answers and is at the head migration, the data disk has more
+    """200 when the database answers and is at the head migration, a write can succeed
+    (the audit chain's head is there), the data disk has more
     free space than its reserve (JOBGATE_STORAGE_RESERVE_BYTES) and this process's clock is
     within JOBGATE_CLOCK_SKEW_LIMIT_SECONDS of the database's; 503 with the reasons."""
     ctx = request.app.state.ctx
@@ -42,6 +47,8 @@ async def ready(request: Request) -> JSONResponse:
     body["storage_free_bytes"] = free
     body["clock_offset_seconds"] = ctx.clock_health.offset_seconds
     reasons = [] if state.ready else [state.reason]
+    if state.ready and (blocked := await _write_blocker(ctx)):
+        reasons.append(blocked)
     if free < ctx.results.reserve_bytes:
         reasons.append(
             f"the data disk has {free} bytes free, below its reserve of {ctx.results.reserve_bytes}"
@@ -53,6 +60,13 @@ async def ready(request: Request) -> JSONResponse:
         body["ready"] = False
         body["reason"] = "; ".join(reasons)
     return JSONResponse(body, status_code=200 if ready else 503)
+
+
+async def _write_blocker(ctx: Any) -> str | None:
+    try:
+        return await write_blocker(ctx.db, audit_enabled=ctx.settings.audit_enabled)
+    except Exception as exc:  # a read that fails is a database that cannot take writes
+        return f"the audit chain's head cannot be read: {type(exc).__name__}"
 
 
 @router.get("/", include_in_schema=False)

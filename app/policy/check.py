@@ -16,6 +16,7 @@ def selects(rule: Rule) -> str:
         f"{name} {value}"
         for name, value in (
             ("key", rule.key),
+            ("key one of", ", ".join(rule.keys) if rule.keys else None),
             ("role", rule.role.value if rule.role else None),
             ("provider", rule.provider),
             ("kind", rule.kind),

@@ -1,7 +1,9 @@
 """The policy file's model (version 1) and how a rule selects a create.
 
-A rule selects creates by any of API key name, role, provider, kind and labels (every
-selector it names must match; one it leaves out matches anything), and sets any of
+A rule selects creates by any of API key name (`key`, or one of `keys`), role, provider,
+kind and labels (every selector it names must match; one it leaves out matches
+anything). Labels are the agent's own: a rule that must bind an agent selects its key,
+never a label it could leave out (docs/policy.md). A rule sets any of
 `max_in_flight`, `creates_per_minute`, `budget`, `cost` and `approval`
 (docs/policy.md, "The file").
 """
@@ -65,6 +67,11 @@ class Rule(_Strict):
 
     name: str | None = Field(default=None, min_length=1, max_length=64)
     key: str | None = Field(default=None, min_length=1, description="An API key's name.")
+    keys: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        description="API key names: the create's key must be one of them (its principal).",
+    )
     role: Role | None = None
     provider: str | None = Field(default=None, min_length=1)
     kind: str | None = Field(default=None, min_length=1)
@@ -135,6 +142,8 @@ def matches(rule: Rule, s: Subject) -> bool:
     """True when every selector the rule names matches the create."""
     if rule.key is not None and rule.key != s.key:
         return False
+    if rule.keys is not None and s.key not in rule.keys:
+        return False
     if rule.role is not None and rule.role.value != s.role:
         return False
     if rule.provider is not None and rule.provider != s.provider:
@@ -148,6 +157,6 @@ def same_scope(rule: Rule, provider: str, kind: str, labels: dict[str, str] | No
     """An existing operation of the same key counts against `rule` when the rule's
     operation selectors (provider, kind, labels) select it too."""
     return matches(
-        rule.model_copy(update={"key": None, "role": None}),
+        rule.model_copy(update={"key": None, "keys": None, "role": None}),
         Subject("", "", provider, kind, labels or {}),
     )

@@ -32,6 +32,7 @@ from app.operations.api import error_docs
 from app.operations.context import AppContext
 from app.operations.hold import wake_on_commit
 from app.operations.services.intake import new_trace_id
+from app.providers.answers import bounds
 from app.providers.calls.http_util import scrub, secret_variants
 from app.providers.expressions import pointers
 from app.providers.language.profile import Profile
@@ -163,9 +164,10 @@ async def receive_webhook(provider: str, request: Request) -> JSONResponse:
     spec = profile.webhooks
     event_id = _event_id(profile, request.headers, doc, body)
     json_guard.check_text(event_id, parameter="webhook-id")
-    event_type = _text(pointers.get(doc, spec.event_type))
+    # A provider's words are bounded where they enter (app/providers/answers/bounds.py).
+    event_type = bounds.word(_text(pointers.get(doc, spec.event_type)))
     job_id = _text(pointers.get(doc, spec.job_id))
-    remote_state = _text(pointers.get(doc, spec.state))
+    remote_state = bounds.word(_text(pointers.get(doc, spec.state)))
     if not job_id:
         return _ack(202, WebhookAck(status="ignored", event_id=event_id, detail="no job id"))
 

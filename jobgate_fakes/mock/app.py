@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -92,18 +93,33 @@ def _install_log_filter() -> None:
 
 
 def _status_body(job: JobRecord, decision: sc.StatusDecision | None = None) -> dict[str, Any]:
-    body = {
+    body: dict[str, Any] = {
         "job_id": job.job_id,
         "state": job.state,
         "progress": {"completed": job.completed, "total": job.total},
-        "error": sc.error_for(job.state),
         "poll_after_seconds": decision.poll_after if decision else None,
         "updated_at": job.updated_at,
     }
     scenario = sc.Scenario.from_json(job.scenario)
+    body["error"] = sc.error_for(job.state, scenario)
     if sc.keeps_partial_output(scenario, job.state):  # the part done, shown with the failure
         body["result"] = sc.build_result(scenario, job.job_id, job.kind)
     return body
+
+
+def _status_answer(job: JobRecord, decision: sc.StatusDecision) -> Response:
+    """The status answer, with the scenario's unreadable values when it asks for them:
+    `total_exp` reports `progress.total` as 10**total_exp, `status_depth` adds a member
+    nested that many arrays deep (written as text: no JSON encoder goes that deep)."""
+    body = _status_body(job, decision)
+    scenario = sc.Scenario.from_json(job.scenario)
+    if scenario.p("total_exp"):
+        body["progress"]["total"] = 10 ** int(scenario.p("total_exp"))
+    depth = int(scenario.p("status_depth"))
+    if not depth:
+        return JSONResponse(body)
+    text = json.dumps(body)[:-1] + ', "detail": ' + "[" * depth + "]" * depth + "}"
+    return Response(text, media_type="application/json")
 
 
 def _create_body(job: JobRecord, created: bool, with_result: bool) -> dict[str, Any]:
@@ -297,7 +313,7 @@ def create_app(settings: MockSettings | None = None) -> FastAPI:
             return _error(
                 429, "rate_limited", "too many requests", {"Retry-After": str(decision.retry_after)}
             )
-        return JSONResponse(_status_body(after, decision))
+        return _status_answer(after, decision)
 
     @v1.post("/jobs/{job_id}/cancel")
     async def cancel_job(job_id: str, request: Request) -> Response:

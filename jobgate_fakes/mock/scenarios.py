@@ -55,6 +55,9 @@ EXTRA_PARAMS: dict[str, int | None] = {
     "overloaded": 0,
     "poll_after": None,
     "result_bytes": 0,
+    "error_bytes": 0,
+    "status_depth": 0,
+    "total_exp": 0,
     "status_delay_ms": 0,
     "create_delay_ms": 0,
     "ignore_token": 0,
@@ -236,11 +239,18 @@ def _running_progress(scenario: Scenario, call_number: int) -> tuple[int, int]:
     return (min(total * call_number // (polls + 1), total - 1), total)
 
 
-def error_for(state: str) -> dict[str, str] | None:
-    """The `error` object a job in `state` reports."""
+def error_for(state: str, scenario: Scenario | None = None) -> dict[str, str] | None:
+    """The `error` object a job in `state` reports (its message padded to the scenario's
+    `error_bytes`: a provider that sends a huge error text)."""
     if state == "failed":
-        return {"code": "render_failed", "message": "the report failed to render"}
+        message = "the report failed to render"
+        return {"code": "render_failed", "message": _padded(message, scenario)}
     return None
+
+
+def _padded(message: str, scenario: Scenario | None, share: int = 1) -> str:
+    size = int(scenario.p("error_bytes")) // max(share, 1) if scenario is not None else 0
+    return message + " " + "x" * (size - len(message) - 1) if size > len(message) else message
 
 
 def decide_status(
@@ -249,7 +259,7 @@ def decide_status(
     """Decide the `call_number`-th status call (1-based, 429 answers count) of a job that
     is currently in `state` with `progress`."""
     if state in TERMINAL_STATES:  # terminal answers never change
-        return StatusDecision(state, progress, error_for(state))
+        return StatusDecision(state, progress, error_for(state, scenario))
     if state == "cancelling":  # a cancel was accepted: the next status call sees it done
         return StatusDecision("cancelled", progress)
     poll_after = scenario.p("poll_after")
@@ -264,12 +274,14 @@ def decide_status(
         )
     total = total_of(scenario)
     if scenario.name == "late_failure":
-        return StatusDecision("failed", _running_progress(scenario, polls), error_for("failed"))
+        return StatusDecision(
+            "failed", _running_progress(scenario, polls), error_for("failed", scenario)
+        )
     if scenario.name == "partial_results":
         return StatusDecision("succeeded_partial", (total, total))
     if scenario.name == "failed_partial":  # the job fails on the item after the done ones
         done = partial_done(scenario)
-        return StatusDecision("failed", (done, total), error_for("failed"))
+        return StatusDecision("failed", (done, total), error_for("failed", scenario))
     return StatusDecision("succeeded", (total, total))
 
 
@@ -371,7 +383,13 @@ def build_result(scenario: Scenario, job_id: str, kind: str) -> dict[str, Any]:
     step = max(processed // failed, 1) if failed else 1
     first = rows if scenario.name == "failed_partial" else 0
     failed_items = [
-        {"index": n, "error": {"code": "item_failed", "message": f"item {n} failed"}}
+        {
+            "index": n,
+            "error": {
+                "code": "item_failed",
+                "message": _padded(f"item {n} failed", scenario, failed),
+            },
+        }
         for n in (first + i * step for i in range(failed))
     ]
     succeeded = rows if scenario.name == "failed_partial" else processed - failed

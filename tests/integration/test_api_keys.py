@@ -161,6 +161,45 @@ async def test_unknown_malformed_and_revoked_keys_are_401(gateway: Gateway) -> N
     assert r.status_code == 401
 
 
+async def test_the_key_is_checked_before_the_body_is_read(gateway: Gateway) -> None:
+    """An invalid body without a valid key is 401, not 422 or 400: the body was never
+    parsed (app/auth/key_first.py); with a valid key the same body is judged (422/400)."""
+    agent = await mint(gateway, "agent-a", "agent")
+    nested = b'{"provider": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+    bodies = [
+        b'{"provider": 5, "kind": []}',  # well-formed, does not match the schema
+        b'{"provider": "mock", "input": {"n": 9007199254740993}}',  # outside I-JSON
+        b"{not json",
+        nested,  # deeper than any parser is allowed to go
+    ]
+    for header in ({}, bearer("jgk_" + "x" * 43), bearer("not-a-key")):
+        for body in bodies:
+            r = await gateway.http.post(
+                "/v1/operations",
+                content=body,
+                headers={
+                    **header,
+                    "Content-Type": "application/json",
+                    "Idempotency-Key": uuid.uuid4().hex,
+                },
+            )
+            assert r.status_code == 401, (header, body[:20], r.text)
+            assert code(r) == "unauthorized"
+            assert r.headers["connection"] == "close"  # the rest of the body is never read
+    for body, status in zip(bodies, (422, 422, 400, 400), strict=True):
+        r = await gateway.http.post(
+            "/v1/operations",
+            content=body,
+            headers={
+                **bearer(agent),
+                "Content-Type": "application/json",
+                "Idempotency-Key": uuid.uuid4().hex,
+            },
+        )
+        assert r.status_code == status, (body[:20], r.text)
+    assert await operation_count(gateway) == 0
+
+
 async def test_webhooks_need_no_key(gateway: Gateway) -> None:
     """Provider webhooks are signature-verified instead: no API key applies."""
     body = webhook_body("job-that-does-not-exist", "running", (1, 2))

@@ -83,6 +83,10 @@ async def test_without_a_head_every_fact_fails_loudly_and_nothing_goes_unaudited
 
     code, said = verify_says(monkeypatch, capsys, database_url)
     assert code == 1 and "(head)" in said and "missing" in said, said
+    # Not ready: a load balancer must not send writes that will all fail.
+    ready = await gateway.http.get("/v1/readyz")
+    assert ready.status_code == 503, ready.text
+    assert "audit chain's head row is missing" in ready.json()["reason"]
 
     # As a client sees it over HTTP: a 500 (the ASGI transport would re-raise instead).
     transport = httpx2.ASGITransport(app=gateway.app, raise_app_exceptions=False)
@@ -107,6 +111,7 @@ async def test_without_a_head_every_fact_fails_loudly_and_nothing_goes_unaudited
     )
     code, said = verify_says(monkeypatch, capsys, database_url)
     assert code == 0, said
+    assert (await gateway.http.get("/v1/readyz")).status_code == 200
     history = count(database_url, "SELECT count(*) FROM operation_history")
     keyed = count(database_url, "SELECT count(*) FROM audit_log WHERE operation_id IS NOT NULL")
     assert history == keyed  # every fact that was written has its entry

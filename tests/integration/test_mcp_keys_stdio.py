@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from mcp import Client as McpClient
 from mcp import StdioServerParameters
@@ -77,11 +78,33 @@ async def test_list_attention_is_for_operators_only(keyed: tuple[str, dict[str, 
     assert not inbox.is_error and "need a human" in text_of(inbox)
 
 
-async def test_a_call_without_a_key_is_refused(keyed: tuple[str, dict[str, str]]) -> None:
-    url, _ = keyed
-    async with mcp_session(url) as anonymous:
-        refused = await call(anonymous, "list_operations")
-    assert refused.is_error and "unauthorized" in text_of(refused)
+async def test_a_call_without_a_key_is_refused_before_its_body_is_read(
+    keyed: tuple[str, dict[str, str]],
+) -> None:
+    """HTTP 401 before the JSON-RPC body is parsed (app/auth/key_first.py), as for REST."""
+    url, keys = keyed
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "0"},
+        },
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+    for auth in ({}, {"Authorization": "Bearer jgk_" + "x" * 43}):
+        r = httpx2.post(f"{url}/mcp", json=hello, headers={**accept, **auth}, timeout=30)
+        assert r.status_code == 401, r.text
+        assert r.json()["error"]["code"] == "unauthorized"
+    r = httpx2.post(
+        f"{url}/mcp",
+        json=hello,
+        headers={**accept, "Authorization": f"Bearer {keys['agent-a']}"},
+        timeout=30,
+    )
+    assert r.status_code == 200, r.text
 
 
 async def test_stdio_serves_the_same_tools_with_the_key_from_the_environment(

@@ -41,6 +41,9 @@ rules:
     labels: {lane: metered}
     cost: {per_create: 1, per_item: {pointer: /items, units: 2}}
     budget: {per_day: 10}
+  - name: bound
+    keys: [agent-bound]
+    creates_per_minute: 1
 """
 APPROVAL_SECONDS = 3600.0
 
@@ -153,6 +156,25 @@ async def test_the_third_create_over_max_in_flight_is_refused_and_nothing_writte
 
     metrics = (await gateway.http.get("/metrics")).text
     assert 'jobgate_policy_refusals_total{limit="max_in_flight",rule="capped"}' in metrics
+
+
+async def test_a_rule_on_the_key_binds_an_agent_whatever_labels_it_sends(
+    gateway: Gateway, k: Keys
+) -> None:
+    """Labels are the agent's own (docs/policy.md): a rule that must bind an agent selects
+    its key's principal (`keys`), which no body can change."""
+    _, bound = await keys.create(gateway.ctx.db, "agent-bound", "agent", gateway.clock.now())
+    assert (await create(gateway, bound, "anything", scenario="sync")).status_code == 202
+    for lane in ("other", "capped-not"):
+        refused_plainly(await create(gateway, bound, lane, scenario="sync"), "policy_rate_limit")
+    body = {"provider": "mock", "kind": "report", "input": {"scenario": {"name": "sync"}}}
+    bare = await gateway.http.post(  # no labels at all
+        "/v1/operations", json=body, headers={"Idempotency-Key": "bare", **auth(bound)}
+    )
+    assert refused_plainly(bare, "policy_rate_limit")["error"]["details"]["rule"] == "bound"
+    # Another key is not this rule's, whatever its labels.
+    assert (await create(gateway, k.agent, "anything", scenario="sync")).status_code == 202
+    assert (await create(gateway, k.agent, "anything", scenario="sync")).status_code == 202
 
 
 async def test_a_rate_refusal_says_when_to_send_again(gateway: Gateway, k: Keys) -> None:
@@ -441,6 +463,9 @@ async def test_an_approved_create_is_announced_once_and_never_sent_blind_again(
     hist = await _history(gateway, op_id, k.operator)
     assert sum(h["kind"] == APPROVED_SEND_ROW for h in hist) == 1
     assert "create_unknown" in [h["to_state"] for h in hist if h["kind"] == "transition"]
+    [doubt] = [h["cause"] for h in hist if h["to_state"] == "create_unknown"]
+    assert "sending the approved create (its first send) died" in doubt, doubt
+    assert "again" not in doubt  # nothing was sent before it: it was the first send
     assert calls == ["approved"]  # the approved permit was used once, then reconciliation
     assert len(gateway.jobs_for(op_id)) == 1
     assert gateway.stats(token)["creates_by_token"][token] == 1  # its token replay

@@ -87,6 +87,7 @@ DIED = (
     "the create request died",
     "deadline passed before a confirmed create",
     "sending the create again died",
+    "sending the approved create (its first send) died",
 )
 
 

@@ -1,4 +1,10 @@
-"""Real jobgate processes for fault tests: start on a free port, SIGKILL, restart."""
+"""Real jobgate processes for fault tests: start on a free port, SIGKILL, restart.
+
+Every `Process` started is registered here, and `stop_started_since` kills the ones a
+test started and left running: tests/conftest.py calls it when each test ends and when
+the session ends, so no process outlives its test whatever happened (a gateway that
+was not healthy in time included: `wait_healthy` kills it before it raises).
+"""
 
 from __future__ import annotations
 
@@ -26,6 +32,25 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+_STARTED: list[Process] = []  # every Process started in this interpreter, in order
+
+
+def started_count() -> int:
+    """How many processes were started so far (a mark for `stop_started_since`)."""
+    return len(_STARTED)
+
+
+def stop_started_since(mark: int) -> list[str]:
+    """SIGKILL every process started after `mark` that still runs; their commands."""
+    stopped = []
+    for proc in _STARTED[mark:]:
+        if proc.alive():
+            proc.kill()
+            stopped.append(" ".join(proc.args))
+    del _STARTED[mark:]
+    return stopped
+
+
 class Process:
     """One `jobgate ...` subprocess with its own environment and log file."""
 
@@ -45,6 +70,7 @@ class Process:
                 stdout=fh,
                 stderr=subprocess.STDOUT,
             )
+        _STARTED.append(self)
         return self
 
     def wait_exit(self, timeout: float = START_TIMEOUT_S) -> int:
@@ -58,9 +84,14 @@ class Process:
             self.proc.wait(10)
 
     def terminate(self) -> int:
+        """SIGTERM, then SIGKILL if it has not exited within 30 s: it never outlives this."""
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-            return self.proc.wait(30)
+            try:
+                return self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                raise
         return self.proc.returncode if self.proc else 0
 
     def alive(self) -> bool:
@@ -68,6 +99,8 @@ class Process:
 
 
 def wait_healthy(url: str, proc: Process, timeout: float = START_TIMEOUT_S) -> None:
+    """Until `url` answers `/v1/healthz`; a process that is not healthy in time is
+    killed before this raises (the caller may not own a `finally` yet)."""
     ends = time.monotonic() + timeout
     while time.monotonic() < ends:
         if not proc.alive():
@@ -78,6 +111,7 @@ def wait_healthy(url: str, proc: Process, timeout: float = START_TIMEOUT_S) -> N
         except httpx2.HTTPError:
             pass
         time.sleep(0.05)
+    proc.kill()
     raise TimeoutError(f"{url} not healthy; log:\n{proc.log.read_text()[-3000:]}")
 
 

@@ -44,15 +44,53 @@ async def failing_resolver(host: str, port: int) -> list[str]:
         ("0.0.0.0", "unspecified"),
         ("::ffff:127.0.0.1", "loopback"),
         ("::ffff:10.0.0.1", "private"),
-        ("100.64.0.1", "non-global"),
+        ("100.64.0.1", "shared"),
         ("224.0.0.1", "multicast"),
+        # Python's is_global calls these global; the IANA registries do not.
+        ("192.0.0.8", "ipv4-dummy"),
+        ("3fff::1", "documentation"),
+        ("3fff:fff:ffff::1", "documentation"),  # the last of 3fff::/20
+        ("192.0.0.171", "nat64-dns64-discovery"),
+        ("192.0.0.1", "ipv4-service-continuity"),
+        ("192.0.0.200", "ietf-protocol-assignments"),
+        ("192.0.2.10", "documentation"),
+        ("198.18.0.1", "benchmarking"),
+        ("240.0.0.1", "reserved"),
+        ("255.255.255.255", "limited-broadcast"),
+        ("0.1.2.3", "this-network"),
+        ("2001:db8::1", "documentation"),
+        ("2001:2::1", "benchmarking"),
+        ("2001::1", "ietf-protocol-assignments"),  # Teredo: N/A, decided by 2001::/23
+        ("2001:10::1", "ietf-protocol-assignments"),  # deprecated ORCHID: N/A, the same
+        ("5f00::1", "srv6-sids"),
+        ("100::1", "discard-only"),
+        ("64:ff9b:1::1", "ipv4-ipv6-translation-local"),  # RFC 8215
+        ("ff02::1", "multicast"),
+        ("4000::1", "not-global-unicast"),  # unallocated
+        ("::ffff:192.0.0.8", "ipv4-dummy"),  # the mapped form of a refused IPv4
     ],
 )
 def test_non_public_addresses_are_named(address: str, why: str) -> None:
     assert forbidden_reason(ipaddress.ip_address(address)) == why
 
 
-@pytest.mark.parametrize("address", ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111"])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "93.184.216.34",
+        "8.8.8.8",
+        "2606:4700:4700::1111",
+        # A globally reachable block inside a refused one: the more specific row wins.
+        "192.0.0.9",  # PCP anycast
+        "192.0.0.10",  # TURN anycast
+        "192.88.99.2",  # 6a44 relay anycast, inside the deprecated 6to4 relay block
+        "2001:1::1",  # PCP anycast, inside 2001::/23
+        "2001:4:112::1",  # AS112
+        "2001:20::1",  # ORCHIDv2
+        "3000::1",  # global unicast in no special block
+        "3fff:1000::1",  # just past 3fff::/20
+    ],
+)
 def test_public_addresses_pass(address: str) -> None:
     assert forbidden_reason(ipaddress.ip_address(address)) is None
 
@@ -122,7 +160,7 @@ async def test_ipv4_mapped_forms_of_non_global_ipv4_are_refused() -> None:
     with pytest.raises(CallbackForbidden, match="link-local"):
         await check_url("http://[::ffff:169.254.169.254]/", resolver=failing_resolver)
     assert forbidden_reason(ipaddress.ip_address("::ffff:a9fe:a9fe")) == "link-local"
-    assert forbidden_reason(ipaddress.ip_address("::ffff:100.64.0.1")) == "non-global"
+    assert forbidden_reason(ipaddress.ip_address("::ffff:100.64.0.1")) == "shared"
 
 
 async def test_ipv4_compatible_forms_of_non_global_ipv4_are_refused() -> None:
@@ -130,6 +168,16 @@ async def test_ipv4_compatible_forms_of_non_global_ipv4_are_refused() -> None:
         await check_url("http://[::127.0.0.1]/", resolver=failing_resolver)
     assert forbidden_reason(ipaddress.ip_address("::a9fe:a9fe")) == "link-local"
     assert forbidden_reason(ipaddress.ip_address("::10.1.2.3")) == "private"
+
+
+async def test_the_guard_refuses_the_registry_forms_offline() -> None:
+    """Literal hosts, no lookup, nothing sent: the guard alone, on URL forms."""
+    for url in ("http://192.0.0.8/x", "http://[3fff::1]:8443/x", "https://[::ffff:c000:8]/"):
+        with pytest.raises(CallbackForbidden, match="resolves to a"):
+            await check_url(url, resolver=failing_resolver)
+    named = resolver_for("93.184.216.34", "3fff::42")  # one refused address is enough
+    with pytest.raises(CallbackForbidden, match="documentation"):
+        await check_url("https://hooks.example/x", resolver=named)
 
 
 async def test_a_pinned_url_names_the_checked_address_and_keeps_the_name() -> None:

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 
+from app.core.http import special_addresses
 from app.core.http.errors import Invalid
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -55,27 +56,37 @@ def embedded_ipv4(addr: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
     return None
 
 
+MULTICAST = (ipaddress.ip_network("224.0.0.0/4"), ipaddress.ip_network("ff00::/8"))
+SITE_LOCAL = ipaddress.IPv6Network("fec0::/10")  # deprecated (RFC 3879), still routed in sites
+GLOBAL_UNICAST = ipaddress.IPv6Network("2000::/3")  # RFC 4291: all the IPv6 the internet routes
+
+
 def forbidden_reason(addr: IPAddress) -> str | None:
-    """Why an address is not a public destination, or None when it is."""
+    """Why an address is not a public destination, or None when it is.
+
+    The IANA special-purpose registries decide (`special_addresses`), with four refusals
+    of our own on top: multicast (not a host), IPv6 site-local, IPv6 outside global
+    unicast, and the NAT64 prefix (its translator is some network's own; where it leads
+    cannot be known from here). An IPv6 form that carries an IPv4 address is judged by
+    that address first."""
     if isinstance(addr, ipaddress.IPv6Address) and (inner := embedded_ipv4(addr)) is not None:
         # ::ffff:127.0.0.1, 2002:7f00:1::1, 64:ff9b::7f00:1: loopback in disguise.
         why = forbidden_reason(inner)
         if why is not None or addr.ipv4_mapped is not None:
             return why
-    checks = (
-        ("loopback", addr.is_loopback),
-        ("unspecified", addr.is_unspecified),  # 0.0.0.0 reaches this host on many systems
-        ("link-local", addr.is_link_local),
-        # fec0::/10, deprecated (RFC 3879) but still routed inside some sites; Python
-        # counts it as global.
-        ("site-local", isinstance(addr, ipaddress.IPv6Address) and addr.is_site_local),
-        ("private", addr.is_private),
-        ("multicast", addr.is_multicast),
-        ("reserved", addr.is_reserved),
-        # Catch-all for the rest (e.g. 100.64.0.0/10 carrier-grade NAT, documentation nets).
-        ("non-global", not addr.is_global),
-    )
-    return next((name for name, hit in checks if hit), None)
+    if any(addr in net for net in MULTICAST if net.version == addr.version):
+        return "multicast"
+    if isinstance(addr, ipaddress.IPv6Address):
+        if addr in SITE_LOCAL:
+            return "site-local"
+        if addr in NAT64:
+            return "nat64"
+    said = special_addresses.reachable(addr)
+    if said is not None:
+        return None if said[0] else said[1]
+    if isinstance(addr, ipaddress.IPv6Address) and addr not in GLOBAL_UNICAST:
+        return "not-global-unicast"
+    return None
 
 
 async def check_url(url: str, *, resolver: Resolver | None = None) -> list[IPAddress]:

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl
 
-from app.core.http.json_guard import MAX_SAFE_INTEGER, NO_NUL, JsonObject, Text
+from app.core.http.json_guard import MAX_SAFE_INTEGER, NO_NUL, JsonObject
 from app.providers.language.words import SingleCreate
 
 MAX_LABELS = 20
+# docs/agent-api.md, "The create request": a label is the agent's own tag, short and
+# plain; a longer one is refused (422, nothing written) rather than stored or cut.
+LABEL_KEY_CHARS = 64
+LABEL_VALUE_CHARS = 256
+LabelKey = Annotated[str, Field(min_length=1, max_length=LABEL_KEY_CHARS, pattern=NO_NUL)]
+LabelValue = Annotated[str, Field(max_length=LABEL_VALUE_CHARS, pattern=NO_NUL)]
 
 
 class DeadlinesIn(BaseModel):
@@ -55,7 +61,13 @@ class CreateOperationRequest(BaseModel):
     input: JsonObject = Field(description="The provider's input; no gateway options in it.")
     deadlines: DeadlinesIn | None = None
     callback_url: HttpUrl | None = None
-    labels: dict[Text, Text] = Field(default_factory=dict, max_length=MAX_LABELS)
+    labels: dict[LabelKey, LabelValue] = Field(
+        default_factory=dict,
+        max_length=MAX_LABELS,
+        description="The agent's own tags (at most 20; keys 1-64 characters, values at most "
+        "256), filterable with `?label=key=value`. A policy rule that must bind an agent "
+        "selects its key, not a label.",
+    )
     approval: JsonObject | None = None
     validation: ValidationIn | None = None
 

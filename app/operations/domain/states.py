@@ -145,6 +145,7 @@ ALLOWED: dict[State, frozenset[State]] = {
         {S.ACCEPTED, S.FAILED, S.CONTRACT_VIOLATION, S.CREATE_UNKNOWN, S.CREATE_UNCONFIRMED}
     ),
     S.ACCEPTED: frozenset({S.OBSERVING, S.CANCEL_REQUESTED, S.FAILED}),
+    # observing/cancelling -> contract_violation: a status answer no reader can keep.
     S.OBSERVING: frozenset(
         {
             S.OBSERVING,
@@ -153,11 +154,18 @@ ALLOWED: dict[State, frozenset[State]] = {
             S.CANCEL_REQUESTED,
             S.RESULT_TIMED_OUT,
             S.CANCELLED,
+            S.CONTRACT_VIOLATION,
         }
     ),
     S.CANCEL_REQUESTED: frozenset({S.CANCELLING}),
     S.CANCELLING: frozenset(
-        {S.CANCELLED, S.RESULT_COLLECTING, S.FAILED, S.CANCELLATION_UNCONFIRMED}
+        {
+            S.CANCELLED,
+            S.RESULT_COLLECTING,
+            S.FAILED,
+            S.CANCELLATION_UNCONFIRMED,
+            S.CONTRACT_VIOLATION,
+        }
     ),
     S.RESULT_COLLECTING: frozenset(
         {S.SUCCEEDED, S.FAILED, S.RESULT_UNAVAILABLE, S.RESULT_VALIDATION_FAILED}
@@ -192,6 +200,9 @@ class EvidenceKind(StrEnum):
     CREATE_DEADLINE = "create_deadline"  # the create deadline passed unconfirmed
     RECONCILE = "reconcile"  # start looking for the job by its token
     CONFLICTING_JOB_IDS = "conflicting_job_ids"  # several jobs for one token: data {"job_ids"}
+    # A 2xx status answer holds what no reader can keep (JSON nested too deep to parse, a
+    # progress beyond 2^53): data {"why"}. Reading it again would read the same.
+    UNREADABLE_ANSWER = "unreadable_answer"
     CANCEL_INTENT = "cancel_intent"  # someone asked to cancel (recorded on the row)
     CANCEL_SENT = "cancel_sent"  # one cancel call left: data {"outcome"}
     NO_CANCEL_ENDPOINT = "no_cancel_endpoint"  # nothing to send; watch for the end instead
@@ -237,7 +248,7 @@ EVIDENCE_FOR: dict[State, frozenset[EvidenceKind]] = {
     S.RESULT_TIMED_OUT: frozenset({E.RESULT_DEADLINE}),
     S.CANCELLATION_UNCONFIRMED: frozenset({E.CANCEL_DEADLINE}),
     S.CREATE_UNCONFIRMED: frozenset({E.AMBIGUOUS_CREATE, E.CREATE_DEADLINE}),
-    S.CONTRACT_VIOLATION: frozenset({E.CONFLICTING_JOB_IDS}),
+    S.CONTRACT_VIOLATION: frozenset({E.CONFLICTING_JOB_IDS, E.UNREADABLE_ANSWER}),
     S.RESULT_UNAVAILABLE: frozenset({E.RESULT_UNAVAILABLE}),
     S.RESULT_VALIDATION_FAILED: frozenset({E.RESULT_INVALID}),
     S.STALLED: frozenset({E.STEP_FAILURES, E.READS_FAILING}),
@@ -270,6 +281,8 @@ def _payload_problem(kind: EvidenceKind, data: dict[str, Any]) -> str | None:
         return "nothing_created evidence carries no proof"
     if kind in (E.APPROVED, E.DENIED) and not data.get("by"):
         return f"{kind.value} evidence names nobody who decided"
+    if kind == E.UNREADABLE_ANSWER and not data.get("why"):
+        return "unreadable_answer evidence says nothing about why"
     if kind == E.RESULT_INVALID and not data.get("code"):
         return "result_invalid evidence names no failed check"
     return None

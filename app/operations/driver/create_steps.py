@@ -69,15 +69,25 @@ async def step_create_pending(
         # was announced and never answered): it may have been sent. A fresh create
         # answered 202 would prove nothing about a first job, so this goes through
         # reconciliation, never a blind send.
-        which = "create request" if op.version == 0 else "process sending the create again"
         return Decision(
             State.CREATE_UNKNOWN,
-            f"resumed after the {which} died; the create may already have been sent",
+            f"resumed after the {_sender(op, tally)} died; the create may already have been sent",
             Evidence(EvidenceKind.AMBIGUOUS_CREATE),
             again=True,
         )
     res = await send_create(ctx, profile, op, permit)
     return decide_create(ctx, profile, op, res, unsent_before=tally.unsent == tally.proven)
+
+
+def _sender(op: Operation, tally: CreateTally) -> str:
+    """Which send died, in words: the intake's first, the first after an operator's
+    approval, or one sent again after every earlier create was proven to make no job."""
+    if op.version == 0:
+        return "create request"
+    gate = op.gate if isinstance(op.gate, dict) else {}
+    if tally.resends == 0 and gate.get("decision") == "approved" and gate.get("sent_at"):
+        return "process sending the approved create (its first send)"
+    return "process sending the create again"
 
 
 def decide_create(

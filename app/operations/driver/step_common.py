@@ -7,6 +7,7 @@ from typing import Any
 
 from app.operations.context import AppContext
 from app.operations.domain.operation import Operation
+from app.providers.answers import bounds
 from app.providers.answers.backoff import next_poll_delay
 from app.providers.calls.types import CallResult, Exchange, LookupResult
 from app.providers.language.profile import Profile
@@ -87,8 +88,10 @@ def remote_fields(res: CallResult) -> dict[str, Any]:
 
 def provider_error(res: CallResult, fallback: str) -> dict[str, Any]:
     err = res.error if isinstance(res.error, dict) else {}
-    code = str(err.get("code") or fallback)
-    message = str(err.get("message") or _no_reason(res))
+    # The error object was bounded where it entered; a code or message that is not a
+    # string (an object) is bounded again once it is one.
+    code = bounds.cut(str(err.get("code") or fallback), bounds.WORD_BYTES)
+    message = bounds.cut(str(err.get("message") or _no_reason(res)), bounds.MESSAGE_BYTES)
     return {"code": code, "message": message, "details": {"source": "provider"}}
 
 

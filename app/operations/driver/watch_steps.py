@@ -84,6 +84,19 @@ def decide_status(
     """Classify a status read while observing or cancelling."""
     ex = exchanges_of(res)
     now = ctx.now()
+    if res.unreadable is not None and 200 <= (res.exchange.status_code or 0) < 300:
+        # The same answer would be read again and again: a fact about the provider, not
+        # a failure of this step to retry (the answer is kept in the history).
+        return needs_human(
+            State.CONTRACT_VIOLATION,
+            f"status answer unreadable: {res.unreadable}",
+            Evidence(EvidenceKind.UNREADABLE_ANSWER, {"why": res.unreadable}),
+            f"The provider answered the status of job {op.remote_job_id} with what no "
+            f"reader can keep ({res.unreadable}). Automation stopped; a human must read "
+            "the job's state at the provider and resolve the operation.",
+            details={"remote_job_id": op.remote_job_id, "why": res.unreadable},
+            exchanges=ex,
+        )
     if res.outcome == Outcome.OK and res.remote_class is not None:
         fields = {**remote_fields(res), **read_failures.cleared(op)}
         cls = res.remote_class

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.providers.answers import bounds
 from app.providers.expressions import pointers
 from app.providers.expressions.pointers import MISSING
 from app.providers.language.adapter import DEFAULT, Adapter
@@ -126,7 +127,7 @@ class LineReader:
         if ok:
             self.ok.append(line)
         else:
-            self.failed.append({**record, "document": self.spec.name})
+            self.failed.append({**bounds.bounded(record), "document": self.spec.name})
         return True
 
     def info(self, url: str | None) -> DocumentInfo:

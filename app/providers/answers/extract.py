@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.providers.answers import bounds
 from app.providers.answers.state_rules import classify
 from app.providers.answers.values import as_int, as_seconds, as_str, follow, present
 from app.providers.expressions import pointers
@@ -49,6 +50,7 @@ class Seen:
     status_url: str | None = None
     cancel_url: str | None = None
     inline: Any = MISSING  # the inline result document, if the answer has one
+    unreadable: str | None = None  # a value no reader can keep (progress 10^30): why
 
 
 def source(src: ValueSource, body: Any, headers: Mapping[str, str]) -> str | None:
@@ -71,11 +73,12 @@ def _url(src: ValueSource | None, body: Any, headers: Mapping[str, str], base: s
 
 
 def error_of(value: Any) -> dict[str, Any] | None:
-    """The provider's error as an object (a bare message becomes ``{"message": ...}``)."""
+    """The provider's error as an object (a bare message becomes ``{"message": ...}``),
+    bounded (`bounds.error`): this is where a provider's error enters jobgate."""
     value = present(value)
     if isinstance(value, dict):
-        return value
-    return {"message": value} if value else None
+        return bounds.error(value)
+    return bounds.error({"message": value}) if value else None
 
 
 def _said(value: Any) -> list[str]:
@@ -133,6 +136,11 @@ def seen(
         cls = said
     completed = as_int(pointers.get(body, p.progress_completed))
     total = as_int(pointers.get(body, p.progress_total))
+    unreadable = bounds.number_problem("progress.completed", completed) or bounds.number_problem(
+        "progress.total", total
+    )
+    if unreadable is not None:  # never kept: it would not fit any column
+        completed = total = None
     fields = {
         name: value
         for name, pointer in p.fields.items()
@@ -140,17 +148,18 @@ def seen(
     }
     return Seen(
         job_id=job_id,
-        state=state,
+        state=bounds.word(state),
         remote_class=cls,
         progress=None if completed is None and total is None else Progress(completed, total),
         error=error_in(profile, body),
         poll_hint=as_seconds(pointers.get(body, p.poll_hint)),
-        remote_time=as_str(pointers.get(body, p.remote_time)),
+        remote_time=bounds.word(as_str(pointers.get(body, p.remote_time))),
         fields=fields,
         counts=found_counts,
         status_url=_url(create.status_url if create else None, body, headers, request_url),
         cancel_url=_url(create.cancel_url if create else None, body, headers, request_url),
         inline=pointers.get(body, p.inline_result),
+        unreadable=unreadable,
     )
 
 
@@ -179,7 +188,7 @@ def result_document(profile: Profile, doc: Any) -> dict[str, Any]:
     return {
         "result": data,
         "result_sha256": as_str(pointers.get(doc, rp.sha256)),
-        "failed_items": failed if isinstance(failed, list) else [],
+        "failed_items": [bounds.bounded(f) for f in failed] if isinstance(failed, list) else [],
     }
 
 

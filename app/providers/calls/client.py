@@ -308,6 +308,7 @@ class ProviderClient(Wire):
             items=seen.counts.as_items() if seen.counts else None,
             status_url=seen.status_url,
             cancel_url=seen.cancel_url,
+            unreadable=raw.unreadable or seen.unreadable,
         )
         if seen.inline is MISSING or seen.inline is None:
             return found

@@ -96,6 +96,9 @@ class CallResult:
     documents: list[DocumentInfo] = field(default_factory=list)  # result: what was read
     extra_exchanges: list[Exchange] = field(default_factory=list)  # earlier calls, in order
     no_job: NoJobProof | None = None  # create: proof that it made no job (may be sent again)
+    # A 2xx answer that arrived whole but holds what no reader can keep (JSON nested too
+    # deep to parse, a progress of 10^30): why, in words. The provider broke its contract.
+    unreadable: str | None = None
 
 
 LookupStop = Literal["end", "window", "max_pages", "error", "refused"]

@@ -61,6 +61,7 @@ class Raw:
     sensitive: frozenset[str]
     retry_hint: float | None = None  # the provider's own delay in an error body (retry_hint)
     never_left: bool = False  # a transport failure before any byte was written (http_util)
+    unreadable: str | None = None  # why a body that arrived whole cannot be read (too deep)
 
 
 class Wire:
@@ -153,6 +154,7 @@ class Wire:
         duration = (time.perf_counter() - started) * 1000
         _announce(profile, prepared.operation, request, response, duration, variants, trace_id)
         text = body_json = None
+        unreadable: str | None = None
         json_ok = False
         if response is not None:
             text = data.decode(response.charset_encoding or "utf-8", errors="replace")
@@ -163,19 +165,24 @@ class Wire:
             elif data.strip():
                 try:
                     body_json, json_ok = json.loads(data), True
+                    if variants:
+                        scrubbed = scrub_json(body_json, variants)
+                        if scrubbed != body_json:
+                            # The raw text may hide the secret in \u escapes: record the
+                            # clean form.
+                            body_json = scrubbed
+                            text = json.dumps(scrubbed, ensure_ascii=False)
                 except ValueError:
-                    pass
-                if json_ok and variants:
-                    scrubbed = scrub_json(body_json, variants)
-                    if scrubbed != body_json:
-                        # The raw text may hide the secret in \u escapes: record the clean form.
-                        body_json, text = scrubbed, json.dumps(scrubbed, ensure_ascii=False)
+                    body_json, json_ok = None, False
+                except RecursionError:  # JSON nested deeper than any reader here goes
+                    body_json, json_ok = None, False
+                    unreadable = "the answer is JSON nested deeper than jobgate reads"
         hint = None
         if response is not None and response.status_code in (429, 503):
             hint = extract.retry_hint(profile, body_json)
         return Raw(
             prepared.operation, request, response, text, body_json, json_ok, error, duration,
-            variants, True, sensitive, hint, unsent,
+            variants, True, sensitive, hint, unsent, unreadable,
         )  # fmt: skip
 
     def outcome(self, raw: Raw, *, ok: bool, why: str = "") -> tuple[Outcome, str | None]:
