@@ -123,6 +123,19 @@ class Settings(BaseSettings):
     (the progress an agent reads is at most this old); a change of state is written at
     once. A read that changes nothing is never written on its own. 0: every change of
     progress at once."""
+    estimate_min_jobs: int = Field(default=5, ge=1)
+    """Finished (succeeded) operations of one provider and kind needed before a body
+    carries an estimate (`estimate`, `estimated_seconds_left`, `expected_done_at`); with
+    fewer they are null, never guessed (docs/agent-api.md, "How long")."""
+    estimate_jobs: int = Field(default=200, ge=1, le=10_000)
+    """How many of the most recent succeeded operations of a provider and kind the
+    estimate is learned from."""
+    estimate_cache_seconds: float = Field(default=30.0, ge=0)
+    """How long a learned estimate is reused before it is read again (one query per
+    provider and kind per period, not per body); 0: read at every body."""
+    attention_slow: bool = False
+    """List in `/v1/attention` the operations running longer than 90% of similar jobs
+    (`why` says so); off by default: a slow job is not yet a person's question."""
     max_step_failures: int = Field(default=5, ge=1)
     """Exceptions in a row in one operation's steps before it is `stalled` (needs a human)."""
 

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from app.core.text import degrade
-from app.operations.contract import lexicon
+from app.operations.contract import lexicon, timing
 from app.operations.contract import wording as W
 from app.operations.contract.schemas import (
     ErrorOut,
@@ -23,6 +23,7 @@ from app.operations.contract.schemas import (
     OperationBody,
     ProgressOut,
 )
+from app.operations.domain.estimate import Estimate
 from app.operations.domain.models import HistoryEntry
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import (
@@ -189,14 +190,20 @@ def _action(call: str, tool: str | None, mcp: bool, after: float | None = None) 
 
 
 def message_for(
-    op: Operation, poll_s: float | None, *, mcp: bool = False, notice_s: float | None = None
+    op: Operation,
+    poll_s: float | None,
+    *,
+    mcp: bool = False,
+    notice_s: float | None = None,
+    timed: timing.Timing | None = None,
 ) -> tuple[str, NextAction | None]:
     """The plain-words message and the next call an agent should make.
 
     Each situation speaks only its own words (`wording` markers, `lexicon` words): in
     progress, needs a human, finished with success, finished without. `mcp`: name the
     MCP tool beside the REST call. `notice_s`: the longest the gateway waits between two
-    reads of the job (its profile's polling cap), said while it is in progress."""
+    reads of the job (its profile's polling cap), said while it is in progress. `timed`:
+    how long it ran and will likely run (`timing`), said while it is in progress."""
     state = op.state
     oid = op.id
     status_url = f"/v1/operations/{oid}"
@@ -295,6 +302,8 @@ def message_for(
             f"seconds, so it may learn the outcome up to {notice_s:g} seconds after the "
             "provider has it."
         )
+    if timed is not None:
+        how += timing.sentence(timed)
     if state in CANCELLING_STATES or op.cancel_requested_at is not None:
         return (
             f"A cancel of {what.lower()} was REQUESTED; the job {W.IN_PROGRESS_NOW} at the "
@@ -351,15 +360,18 @@ def to_body(
     waited: bool = False,
     mcp: bool = False,
     notice_s: float | None = None,
+    estimate: Estimate | None = None,
 ) -> OperationBody:
     """The body of docs/agent-api.md ("The operation body") for any state: the one
     renderer of every agent body.
 
     `waited`: the body answers a /wait, so a wait that ended before the operation did
     says `outcome: timed_out`. `mcp`: the MCP server is on, so name its tools too.
-    `notice_s`: the profile's polling cap (seconds), said while the job is in progress."""
+    `notice_s`: the profile's polling cap (seconds), said while the job is in progress.
+    `estimate`: what similar jobs took (`services/estimates.py`), None when not known."""
     poll_s = poll_after(op, now)
-    message, next_action = message_for(op, poll_s, mcp=mcp, notice_s=notice_s)
+    timed = timing.timing(op, now, estimate)
+    message, next_action = message_for(op, poll_s, mcp=mcp, notice_s=notice_s, timed=timed)
     single_create = _single_create(op)
     if op.state == State.CREATE_UNCONFIRMED:  # why it was not simply sent again
         message += _SINGLE_CREATE_NOTE.get(single_create, "")
@@ -408,6 +420,11 @@ def to_body(
         },
         guarantees=Guarantees(single_create=single_create),
         outcome=outcome,
+        elapsed_seconds=timed.elapsed_seconds,
+        estimate=timed.estimate,
+        estimated_seconds_left=timed.estimated_seconds_left,
+        expected_done_at=iso(timed.expected_done_at),
+        progress_percent=timed.progress_percent,
     )
     return _encodable(body)
 

@@ -79,6 +79,15 @@ class NextAction(BaseModel):
     )
 
 
+class EstimateOut(BaseModel):
+    """What the time left is learned from: recent succeeded jobs of the same provider and
+    kind (docs/agent-api.md, "How long")."""
+
+    p50_seconds: float = Field(description="Their median duration, create to success.")
+    p90_seconds: float = Field(description="90% of them took at most this long.")
+    based_on: int = Field(description="How many finished jobs the two are learned from.")
+
+
 class ProgressOut(BaseModel):
     completed: int | None = None
     total: int | None = None
@@ -151,6 +160,26 @@ class OperationBody(BaseModel):
     updated_at: str
     deadlines: dict[str, str | None]
     guarantees: Guarantees
+    elapsed_seconds: float = Field(
+        default=0.0,
+        description="Seconds since the create: to now, or to the last change once done.",
+    )
+    estimate: EstimateOut | None = Field(
+        default=None,
+        description="While not done: how long similar jobs took; null until enough of them "
+        "finished (JOBGATE_ESTIMATE_MIN_JOBS), never guessed.",
+    )
+    estimated_seconds_left: float | None = Field(
+        default=None,
+        description="While not done: the median time left of similar jobs that ran at "
+        "least this long; null without an estimate or once past its p90.",
+    )
+    expected_done_at: str | None = Field(
+        default=None, description="Now plus `estimated_seconds_left` (UTC), or null."
+    )
+    progress_percent: float | None = Field(
+        default=None, description="`progress.completed` of `progress.total`, when a total is known."
+    )
     outcome: (
         Literal[
             "succeeded",
