@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from app.core.text import degrade
-from app.operations.contract import lexicon, timing
+from app.operations.contract import actions, lexicon, timing
 from app.operations.contract import wording as W
 from app.operations.contract.schemas import (
     ErrorOut,
@@ -186,7 +186,8 @@ def _reason(op: Operation) -> str:
 
 
 def _action(call: str, tool: str | None, mcp: bool, after: float | None = None) -> NextAction:
-    return NextAction(call=call, tool=tool if mcp else None, after_seconds=after)
+    """The call, field by field; with MCP on, the tool and its arguments for it."""
+    return actions.next_action(call, tool if mcp else None, after)
 
 
 def message_for(
@@ -210,7 +211,7 @@ def message_for(
     what = f"The {op.kind} job"
     if state == State.SUCCEEDED:
         if with_errors(op):
-            act = _action(f"GET {status_url}/errors", "get_errors", mcp)
+            act = _action(f"GET {status_url}/errors?limit=50", "get_errors", mcp)
             return (
                 f"{what} {W.HAS_FINISHED} with {W.PARTIAL}: {_not_succeeded_words(op)}. "
                 f"It was not a full run: report the output together with the items that "
@@ -268,7 +269,7 @@ def message_for(
         if not has_output(op):
             if not not_succeeded(op):
                 return said, None
-            act = _action(f"GET {status_url}/errors", "get_errors", mcp)
+            act = _action(f"GET {status_url}/errors?limit=50", "get_errors", mcp)
             return (
                 f"{said} The items it stopped are listed at {W.how_to_call(act.call, act.tool)}.",
                 act,

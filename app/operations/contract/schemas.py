@@ -67,12 +67,22 @@ GATEWAY_OPTIONS = tuple(f for f in CreateOperationRequest.model_fields if f not 
 
 
 class NextAction(BaseModel):
-    """The one call to make next (absent when there is nothing to call)."""
+    """The one call to make next (absent when there is nothing to call), whole in `call`
+    and field by field in `method`, `path` and `query`; over MCP, `tool` and `arguments`."""
 
     call: str = Field(description="The REST call, e.g. `GET /v1/operations/op_.../wait`.")
+    method: str = Field(description="The call's HTTP method, e.g. `GET`.")
+    path: str = Field(description="The call's path, without a query, e.g. `/v1/operations/op_...`.")
+    query: dict[str, str | int] | None = Field(
+        default=None, description="The call's query parameters, when it has any (else null)."
+    )
     tool: str | None = Field(
         default=None,
         description="The MCP tool that makes the same call; only when the MCP server is on.",
+    )
+    arguments: dict[str, Any] | None = Field(
+        default=None,
+        description="The MCP tool's arguments for the same call (with `tool`, else null).",
     )
     after_seconds: float | None = Field(
         default=None, description="Make the call no sooner than this many seconds from now."
