@@ -77,8 +77,8 @@ CODES: dict[str, tuple[int, str]] = {
     "operation_not_found": (404, f"No operation '{OP}' for this caller."),
     "operation_done": (
         409,
-        "The operation is already done (succeeded); there is nothing to cancel and no "
-        "cancel was sent.",
+        "The operation is already done (succeeded); there is nothing to stop and nothing "
+        "was sent to the provider.",
     ),
     "result_not_available": (
         409,

@@ -221,8 +221,8 @@ def message_for(
             )
         act = _action(f"GET {status_url}/result", "get_result", mcp)
         late = (
-            " It SUCCEEDED before the provider acted on the cancel request, so the whole "
-            "result stands."
+            " It SUCCEEDED before the provider acted on the request to stop it, so the "
+            "whole result stands."
             if op.cancel_requested_at is not None
             else ""
         )
