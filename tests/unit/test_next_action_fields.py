@@ -80,3 +80,18 @@ def test_a_call_with_a_query_is_split() -> None:
         {"limit": 50},
     )
     assert actions.split_call("GET /v1/attention") == ("GET", "/v1/attention", None)
+
+
+def test_poll_advice_never_exceeds_the_polling_cap() -> None:
+    """A row an observer holds shows its lease expiry as the next read; the advice to an
+    agent stays within the profile's longest gap between two reads."""
+    from datetime import timedelta
+
+    from app.operations.contract.presenter import MIN_POLL_AFTER, poll_after
+    from app.operations.domain.states import State
+
+    held = _op(State.OBSERVING, next_poll_at=NOW + timedelta(seconds=27))
+    assert poll_after(held, NOW) == 27
+    assert poll_after(held, NOW, 6.0) == 6
+    assert poll_after(held, NOW, 1.2) == MIN_POLL_AFTER  # never below the minimum
+    assert to_body(held, NOW, notice_s=6.0).poll_after_seconds == 6

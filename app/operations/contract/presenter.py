@@ -125,7 +125,11 @@ def iso(ts: datetime | None) -> str | None:
     return ts.isoformat().replace("+00:00", "Z") if ts else None
 
 
-def poll_after(op: Operation, now: datetime) -> float | None:
+def poll_after(op: Operation, now: datetime, cap: float | None = None) -> float | None:
+    """Seconds before an agent should ask again: until the next provider read the row
+    has scheduled, at least `MIN_POLL_AFTER`. `cap`: the profile's longest gap between
+    two reads; never more than it (a row claimed by an observer that holds its poll in
+    memory shows the lease expiry as its next read, which the holder reads sooner)."""
     if is_done(op.state):
         return None
     if op.state == State.AWAITING_APPROVAL:  # a person decides: no due time to follow
@@ -133,6 +137,8 @@ def poll_after(op: Operation, now: datetime) -> float | None:
     wait = MIN_POLL_AFTER
     if op.next_poll_at is not None:
         wait = max(wait, (op.next_poll_at - now).total_seconds())
+    if cap is not None:
+        wait = min(wait, max(MIN_POLL_AFTER, cap))
     return float(math.ceil(wait))
 
 
@@ -370,7 +376,7 @@ def to_body(
     says `outcome: timed_out`. `mcp`: the MCP server is on, so name its tools too.
     `notice_s`: the profile's polling cap (seconds), said while the job is in progress.
     `estimate`: what similar jobs took (`services/estimates.py`), None when not known."""
-    poll_s = poll_after(op, now)
+    poll_s = poll_after(op, now, notice_s)
     timed = timing.timing(op, now, estimate)
     message, next_action = message_for(op, poll_s, mcp=mcp, notice_s=notice_s, timed=timed)
     single_create = _single_create(op)
