@@ -40,6 +40,7 @@ from app.operations.api import (
 from app.operations.api import endpoints as operations_endpoints
 from app.operations.api.holds import HoldLimits
 from app.operations.context import AppContext
+from app.operations.domain.estimate import EstimateCache
 from app.operations.services import estimates
 from app.operations.services.waiting import WaitHub
 from app.policy.loader import load_policy
@@ -96,8 +97,10 @@ def build_context(
         policy=policy,
         on_done=(outbox.on_done,),  # completion callbacks follow the ledger's `done`
     )
-    # A success here is a new duration: its kind's estimate is read again at the next body.
-    ctx.on_done += (estimates.forget_on_success(ctx.estimates),)
+    # How long jobs take (app/operations/services/estimates.py); a success here is added
+    # to its kind's sample at once, without a query.
+    ctx.estimates = EstimateCache(min_jobs=settings.estimate_min_jobs, limit=settings.estimate_jobs)
+    ctx.on_done += (estimates.record_successes(ctx.estimates),)
     if isinstance(clock, DatabaseClock):
         ctx.clock_health = clock.health  # what readiness and the observer read
     return ctx

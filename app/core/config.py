@@ -132,7 +132,8 @@ class Settings(BaseSettings):
     estimate is learned from."""
     estimate_cache_seconds: float = Field(default=30.0, ge=0)
     """How long a learned estimate is reused before it is read again (one query per
-    provider and kind per period, not per body); 0: read at every body."""
+    provider and kind per period, not per body; a success in this process joins it at
+    once without a query); 0: read at every body."""
     attention_slow: bool = False
     """List in `/v1/attention` the operations running longer than 90% of similar jobs
     (`why` says so); off by default: a slow job is not yet a person's question."""

@@ -36,3 +36,23 @@ def test_quantiles_and_time_left_stay_within_what_was_seen(seed: int) -> None:
 def test_quantile_interpolates_between_neighbours() -> None:
     assert quantile([1.0, 2.0, 3.0, 4.0], 0.5) == 2.5
     assert quantile([1.0, 2.0, 3.0, 4.0], 0.9) == pytest.approx(3.7)
+
+
+def test_the_cache_adds_local_successes_without_a_read() -> None:
+    from app.operations.domain.estimate import EstimateCache
+
+    cache = EstimateCache(min_jobs=3, limit=4)
+    cache.record("mock", "report", 5.0)  # before the first read: the read will find it
+    assert cache.peek("mock", "report") is None
+    assert cache.stale("mock", "report", now=0.0, ttl=30)
+    cache.put("mock", "report", [10.0, 20.0], now=0.0)
+    assert cache.peek("mock", "report") is None  # two: fewer than the minimum
+    assert not cache.stale("mock", "report", now=29.0, ttl=30)
+    cache.record("mock", "report", 30.0)
+    est = cache.peek("mock", "report")
+    assert est is not None and est.based_on == 3 and est.p50 == 20.0
+    for _ in range(3):  # the newest `limit` only
+        cache.record("mock", "report", 100.0)
+    est = cache.peek("mock", "report")
+    assert est is not None and est.based_on == 4 and est.durations == (30.0, 100.0, 100.0, 100.0)
+    assert cache.stale("mock", "report", now=30.0, ttl=30)

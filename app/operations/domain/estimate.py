@@ -10,6 +10,7 @@ within the range of durations it was learned from (docs/agent-api.md, "How long"
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -63,14 +64,19 @@ def estimate_of(durations: Sequence[float], *, min_jobs: int) -> Estimate | None
 @dataclass(slots=True)
 class _Entry:
     read_at: float  # monotonic seconds
+    recent: deque[float]  # durations, the most recent first
     estimate: Estimate | None
 
 
 class EstimateCache:
-    """The latest estimate per provider and kind, and when it was read (monotonic
-    seconds): a body reads it without a query; `stale` says when to read it again."""
+    """The recent durations and their estimate per provider and kind, and when they were
+    read (monotonic seconds): a body reads the estimate without a query; `stale` says
+    when to read again; a success in this process is added at once (`record`), so the
+    estimate follows local jobs without a query and other processes' at the next read."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, min_jobs: int = 5, limit: int = 200) -> None:
+        self.min_jobs = min_jobs
+        self.limit = limit
         self._entries: dict[tuple[str, str], _Entry] = {}
 
     def peek(self, provider: str, kind: str) -> Estimate | None:
@@ -81,9 +87,19 @@ class EstimateCache:
         entry = self._entries.get((provider, kind))
         return entry is None or now - entry.read_at >= ttl
 
-    def forget(self, provider: str, kind: str) -> None:
-        """Read it again at the next body (a job of this kind just succeeded here)."""
-        self._entries.pop((provider, kind), None)
+    def put(self, provider: str, kind: str, recent: Sequence[float], *, now: float) -> None:
+        """What a read found: `recent` durations, the most recent first."""
+        kept = deque(recent[: self.limit], maxlen=self.limit)
+        self._entries[(provider, kind)] = _Entry(now, kept, self._of(kept))
 
-    def put(self, provider: str, kind: str, estimate: Estimate | None, *, now: float) -> None:
-        self._entries[(provider, kind)] = _Entry(now, estimate)
+    def record(self, provider: str, kind: str, duration: float) -> None:
+        """A job of this kind that just succeeded here (nothing to do before the first
+        read: that read finds it in the database)."""
+        entry = self._entries.get((provider, kind))
+        if entry is None:
+            return
+        entry.recent.appendleft(duration)
+        entry.estimate = self._of(entry.recent)
+
+    def _of(self, recent: Sequence[float]) -> Estimate | None:
+        return estimate_of(recent, min_jobs=self.min_jobs)

@@ -2,7 +2,8 @@
 
 A route calls `warm` with the operations it is about to present: each provider and kind
 not read within `JOBGATE_ESTIMATE_CACHE_SECONDS` is read once (one query), so most body
-reads cost no query at all. The presenter reads the cache only (`AppContext.estimates`).
+reads cost no query at all; a success in this process joins the sample when it commits
+(`record_successes`). The presenter reads the cache only (`AppContext.estimates`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from datetime import datetime
 
 from app.core.db.txn import Txn
 from app.operations.context import AppContext
-from app.operations.domain.estimate import Estimate, EstimateCache, estimate_of
+from app.operations.domain.estimate import Estimate, EstimateCache
 from app.operations.domain.events import DoneHandler
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import State, is_done
@@ -21,7 +22,7 @@ from app.operations.repository import durations
 
 
 async def warm(ctx: AppContext, ops: Iterable[Operation]) -> None:
-    """Read the estimate of each not-done operation's provider and kind, when stale."""
+    """Read the durations of each not-done operation's provider and kind, when stale."""
     settings = ctx.settings
     now = time.monotonic()
     wanted = {
@@ -37,20 +38,22 @@ async def warm(ctx: AppContext, ops: Iterable[Operation]) -> None:
             seen = await durations.recent_durations(
                 txn, provider, kind, limit=settings.estimate_jobs
             )
-            found = estimate_of(seen, min_jobs=settings.estimate_min_jobs)
-            ctx.estimates.put(provider, kind, found, now=now)
+            ctx.estimates.put(provider, kind, seen, now=now)
 
 
-def forget_on_success(cache: EstimateCache) -> DoneHandler:
-    """A done handler (`AppContext.on_done`): a job that succeeded in this process makes
-    its provider and kind's estimate stale at once; other processes' successes are read
-    at the end of the cache period."""
+def record_successes(cache: EstimateCache) -> DoneHandler:
+    """A done handler (`AppContext.on_done`): a full success in this process adds its
+    duration to the cached sample once its transaction commits (no query); other
+    processes' successes are read at the end of the cache period."""
 
-    async def forget(txn: Txn, op: Operation, state: State, now: datetime) -> None:
-        if state == State.SUCCEEDED:
-            cache.forget(op.provider, op.kind)
+    async def record(txn: Txn, op: Operation, state: State, now: datetime) -> None:
+        if state != State.SUCCEEDED or op.outcome not in (None, "succeeded"):
+            return
+        seconds = (now - op.created_at).total_seconds()
+        provider, kind = op.provider, op.kind
+        txn.on_commit(lambda: cache.record(provider, kind, seconds))
 
-    return forget
+    return record
 
 
 def estimate_for(ctx: AppContext, op: Operation) -> Estimate | None:
