@@ -41,6 +41,8 @@ from app.operations.api import (
 from app.operations.api import endpoints as operations_endpoints
 from app.operations.api.holds import HoldLimits
 from app.operations.context import AppContext
+from app.operations.domain.estimate import EstimateCache
+from app.operations.services import estimates
 from app.operations.services.waiting import WaitHub
 from app.policy.loader import load_policy
 from app.providers.calls.client import ProviderClient
@@ -98,6 +100,10 @@ def build_context(
         policy=policy,
         on_done=(outbox.on_done,),  # completion callbacks follow the ledger's `done`
     )
+    # How long jobs take (app/operations/services/estimates.py); a success here is added
+    # to its kind's sample at once, without a query.
+    ctx.estimates = EstimateCache(min_jobs=settings.estimate_min_jobs, limit=settings.estimate_jobs)
+    ctx.on_done += (estimates.record_successes(ctx.estimates),)
     if isinstance(clock, DatabaseClock):
         ctx.clock_health = clock.health  # what readiness and the observer read
     return ctx

@@ -2,6 +2,7 @@
 
     python bench/agent_calls.py [--scale 0.02] [--provider-seconds 240]
                                 [--naive-interval 2] [--scenarios fast,corrupt_result] [--json]
+                                [--plan-jobs 0] [--plan-seconds 15]
 
 One job that runs `--provider-seconds` (4 minutes) of provider time at the bundled
 mock provider (its `run_ms` option), with every duration multiplied by `--scale`
@@ -29,6 +30,13 @@ Columns:
   an operation that is not in state `succeeded`; for the naive agent, a provider
   status saying `succeeded` (nobody checks the result). Must be 0 through jobgate;
 - `report`: what the agent ends with.
+
+`--plan-jobs N` (default 0: off) adds the planning comparison (`bench/planning_agents.py`):
+after five jobs of about `--plan-seconds` (15 s, real time) teach the gateway the
+estimate, N such jobs are checked by an agent that waits what the body advises (`poll`,
+today's) and N by one that also waits out `estimated_seconds_left` (`plan`); calls per
+job and seconds per job for each. `--scenarios none --fakes none --plan-jobs 4` runs it
+alone in under a minute.
 
 `corrupt_result` is the same job whose result fails its checksum: the naive agent
 reports success, jobgate says it needs a human.
@@ -61,6 +69,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.core.db.migrate import upgrade
+from bench import planning_agents as planning
 from jobgate_client import Client, RetryPolicy
 from tests.support.bundled_fakes import FAKES
 from tests.support.processes import Process, free_port, mock_process, wait_healthy
@@ -427,16 +436,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             gateway(tmp, mock_url, args.scale, fake_env) as url,
         ):
             rows: list[Row] = []
-            for scenario in args.scenarios.split(","):
+            scenarios = [] if args.scenarios == "none" else args.scenarios.split(",")
+            for scenario in scenarios:
                 rows += asyncio.run(run_scenario(url, mock_url, scenario, args))
             budget = max(30.0, args.provider_seconds * args.scale * 20)
             for profile in fakes:
                 rows += asyncio.run(run_fake(url, profile, budget))
+            planned = []
+            if args.plan_jobs:
+                planned = asyncio.run(planning.compare(url, args.plan_jobs, args.plan_seconds))
     return {
         "provider_seconds": args.provider_seconds,
         "scale": args.scale,
         "naive_interval_seconds": args.naive_interval,
         "rows": [{k: v for k, v in asdict(r).items() if k != "bodies"} for r in rows],
+        "plan_seconds": args.plan_seconds,
+        "plan_rows": [asdict(r) for r in planned],
     }
 
 
@@ -477,6 +492,19 @@ def print_report(result: dict[str, Any]) -> None:
         )
 
 
+def print_planning(result: dict[str, Any]) -> None:
+    rows = result["plan_rows"]
+    if not rows:
+        return
+    print()
+    print(
+        f"Checking a job of about {result['plan_seconds']:g} s (real time) with GETs, "
+        f"{len(rows) // len(planning.AGENTS)} jobs per agent, after 5 taught the estimate:"
+    )
+    for line in planning.summary(rows):
+        print(line)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=0.02)
@@ -485,13 +513,17 @@ def main() -> None:
     parser.add_argument("--scenarios", default="fast,corrupt_result")
     parser.add_argument("--fakes", default=",".join(FAKES), help="profiles, or `none`")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--plan-jobs", type=int, default=0, help="0: no planning comparison")
+    parser.add_argument("--plan-seconds", type=float, default=15.0)
     args = parser.parse_args()
     os.environ.pop("JOBGATE_DATABASE_URL", None)
     result = run(args)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        print_report(result)
+        if result["rows"]:
+            print_report(result)
+        print_planning(result)
 
 
 if __name__ == "__main__":

@@ -36,11 +36,24 @@ DONE_OUTCOMES: frozenset[str] = frozenset(
 
 
 class NextAction(TypedDict):
-    """The next call the gateway advises; `tool` names the MCP tool (contract v2)."""
+    """The next call the gateway advises, whole (`call`) and field by field (`method`,
+    `path`, `query`); `tool` and `arguments` name the MCP tool call (contract v2)."""
 
     call: str
+    method: NotRequired[str]
+    path: NotRequired[str]
+    query: NotRequired[dict[str, str | int] | None]
     after_seconds: NotRequired[float | None]
     tool: NotRequired[str | None]
+    arguments: NotRequired[dict[str, Any] | None]
+
+
+class Estimate(TypedDict):
+    """How long similar jobs took: median, 90th percentile, and how many were seen."""
+
+    p50_seconds: float
+    p90_seconds: float
+    based_on: int
 
 
 class ErrorInfo(TypedDict):
@@ -84,6 +97,11 @@ class Operation(TypedDict):
     deadlines: dict[str, str | None]
     guarantees: NotRequired[dict[str, Any]]
     outcome: NotRequired[OutcomeName | None]
+    elapsed_seconds: NotRequired[float]
+    estimate: NotRequired[Estimate | None]
+    estimated_seconds_left: NotRequired[float | None]
+    expected_done_at: NotRequired[str | None]
+    progress_percent: NotRequired[float | None]
 
 
 class OperationList(TypedDict):

@@ -13,8 +13,8 @@ Provider webhooks are exempt (their signature is their key, and checking it need
 body, bounded by `JOBGATE_MAX_BODY_BYTES`), and so are the operator's pages, whose forms
 check the key (Bearer, HTTP Basic or the session cookie) before they parse the form and
 answer a refusal as a page a browser shows, and the sign-in and sign-out forms, whose
-one field is the key itself (app/views/login.py). The principal found is kept on the request, so the route's own
-key check does not look it up again.
+one field is the key itself (app/views/login.py). The principal found is kept on the
+request, so the route's own key check does not look it up again.
 """
 
 from __future__ import annotations

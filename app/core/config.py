@@ -142,6 +142,20 @@ class Settings(BaseSettings):
     """How often (real seconds) an observer prunes one batch while there is nothing left
     to prune; while batches come back full it prunes again at its next pass (0: at every
     pass)."""
+    estimate_min_jobs: int = Field(default=5, ge=1)
+    """Finished (succeeded) operations of one provider and kind needed before a body
+    carries an estimate (`estimate`, `estimated_seconds_left`, `expected_done_at`); with
+    fewer they are null, never guessed (docs/agent-api.md, "How long")."""
+    estimate_jobs: int = Field(default=200, ge=1, le=10_000)
+    """How many of the most recent succeeded operations of a provider and kind the
+    estimate is learned from."""
+    estimate_cache_seconds: float = Field(default=30.0, ge=0)
+    """How long a learned estimate is reused before it is read again (one query per
+    provider and kind per period, not per body; a success in this process joins it at
+    once without a query); 0: read at every body."""
+    attention_slow: bool = False
+    """List in `/v1/attention` the operations running longer than 90% of similar jobs
+    (`why` says so); off by default: a slow job is not yet a person's question."""
     max_step_failures: int = Field(default=5, ge=1)
     """Exceptions in a row in one operation's steps before it is `stalled` (needs a human)."""
     read_failures_to_person: int = Field(default=5, ge=1)

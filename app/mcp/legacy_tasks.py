@@ -46,9 +46,9 @@ def task_of(body: Operation) -> dict[str, Any]:
         "lastUpdatedAt": body["updated_at"],
         "ttl": None,
     }
-    poll = body.get("poll_after_seconds")
-    if poll is not None and not body["done"]:
-        task["pollInterval"] = max(1, round(float(poll) * 1000))
+    poll = task_view.poll_interval_ms(body)
+    if poll is not None:
+        task["pollInterval"] = poll
     return task
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
+from app.operations.contract import actions
 from jobgate_client import ApiError, GatewayUnavailable, Operation, OperationList
 
 # An operation's verdict, beside `error` at the top of a refusal (as the REST 409 has it).
@@ -31,16 +32,23 @@ _TOOL_FOR_CALL = (
 
 
 def with_tool(body: Operation) -> Operation:
-    """The body with `next_action.tool` naming the MCP tool, when the gateway did not."""
+    """The body with `next_action` field by field (`method`, `path`, `query`) and naming
+    the MCP tool and its `arguments`, where the gateway did not."""
     action = body.get("next_action")
-    if not isinstance(action, dict) or action.get("tool"):
+    if not isinstance(action, dict):
         return body
     call = str(action.get("call", ""))
-    tool = next((name for rx, name in _TOOL_FOR_CALL if rx.match(call)), None)
-    if tool is None:
+    tool = action.get("tool") or next((n for rx, n in _TOOL_FOR_CALL if rx.match(call)), None)
+    method, path, query = actions.split_call(call)
+    filled: dict[str, Any] = {"method": method, "path": path, "query": query}
+    if tool:
+        filled["tool"] = tool
+        filled["arguments"] = actions.tool_arguments(str(tool), path, query)
+    missing = {k: v for k, v in filled.items() if action.get(k) is None and v is not None}
+    if not missing:
         return body
     out: dict[str, Any] = dict(body)
-    out["next_action"] = {**action, "tool": tool}
+    out["next_action"] = {**action, **missing}
     return out  # type: ignore[return-value]
 
 

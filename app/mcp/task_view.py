@@ -2,7 +2,7 @@
 
 | operation `status` | task `status` | carries |
 | --- | --- | --- |
-| `processing`, `cancelling` | `working` | `pollIntervalMs` from `poll_after_seconds` |
+| `processing`, `cancelling` | `working` | `pollIntervalMs` (`poll_interval_ms`) |
 | `awaiting_approval` | `working` | the same; an operator decides with `decide_approval` |
 | `needs_attention` | `input_required` | one form elicitation: an operator's decision |
 | `succeeded`, `completed_with_errors`, `failed` | `completed` | `result`: `get_operation`'s |
@@ -29,6 +29,7 @@ from jobgate_client.types import Decision
 TASK_TOOLS = frozenset({"start_operation", "wait_for_operation"})
 DECISIONS: tuple[str, ...] = tuple(d for d in get_args(Decision) if d != "acknowledge")
 REASON_MAX = 1000  # characters of an operator's reason passed on
+POLL_CAP_S = 300.0  # the longest poll interval an estimate may advise (seconds)
 
 _STATUS = {
     "processing": "working",
@@ -66,10 +67,25 @@ def _task(body: Operation) -> dict[str, Any]:
         "lastUpdatedAt": body["updated_at"],
         "ttlMs": None,  # an operation is kept; no task expires on its own
     }
-    poll = body.get("poll_after_seconds")
-    if poll is not None and not body["done"]:
-        task["pollIntervalMs"] = max(1, round(float(poll) * 1000))
+    poll = poll_interval_ms(body)
+    if poll is not None:
+        task["pollIntervalMs"] = poll
     return task
+
+
+def poll_interval_ms(body: Operation) -> int | None:
+    """How long a task client should wait before it reads the task again: the body's
+    `poll_after_seconds`, or, when the estimate says the job likely needs longer, its
+    `estimated_seconds_left` (at most `POLL_CAP_S`, never sooner than the gateway's own
+    next read); None once done. docs/mcp.md, "MCP Tasks"."""
+    poll = body.get("poll_after_seconds")
+    if poll is None or body["done"]:
+        return None
+    seconds = float(poll)
+    left = body.get("estimated_seconds_left")
+    if isinstance(left, int | float) and left > seconds:
+        seconds = min(float(left), max(seconds, POLL_CAP_S))
+    return max(1, round(seconds * 1000))
 
 
 def created(body: Operation) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.http import json_guard
 from app.mcp import replies
+from app.mcp.arguments import ArgumentCheck
 from app.mcp.outputs import AttentionOut, ErrorsOut, ListOut, OperationOut, ResultOut
 from app.operations.contract import ids
 from jobgate_client import (
@@ -101,12 +102,14 @@ def build_server(
 ) -> MCPServer[Any]:
     """The jobgate MCP server; `connect` gives each tool call its REST client;
     `extensions` and `middleware` add MCP tasks (`tasks.py`, `legacy_tasks.py`)."""
+    checked = ArgumentCheck()  # innermost: an unknown argument is refused before the tool
     server: MCPServer[Any] = MCPServer(
         "jobgate",
         instructions=INSTRUCTIONS,
         extensions=list(extensions),
-        middleware=list(middleware),
+        middleware=[*middleware, checked],
     )
+    checked.bind(server)
 
     async def run(
         ctx: Context[Any, Any],
@@ -195,9 +198,9 @@ def build_server(
     @server.tool(
         name="wait_for_operation",
         description=f"Wait in the gateway until the operation is done, at most timeout_seconds "
-        f"(capped at {WAIT_CAP_S:g}). `outcome` says how it ended: succeeded, "
-        "completed_with_errors, failed, cancelled, needs_attention, or timed_out (only the "
-        "wait ended: the job continues; call this again with the same operation_id). "
+        f"(0 to {WAIT_CAP_S:g}; a larger value is refused). `outcome` says how it ended: "
+        "succeeded, completed_with_errors, failed, cancelled, needs_attention, or timed_out "
+        "(only the wait ended: the job continues; call this again with the same operation_id). "
         "The gateway may learn a job's end up to its provider's polling cap late (the "
         "message says how late). " + STOP_RULES,
         annotations=READ,
@@ -205,7 +208,7 @@ def build_server(
     async def wait_for_operation(
         operation_id: OpId,
         ctx: Context[Any, Any],
-        timeout_seconds: Annotated[float, Field(ge=0)] = WAIT_DEFAULT_S,
+        timeout_seconds: Annotated[float, Field(ge=0, le=WAIT_CAP_S)] = WAIT_DEFAULT_S,
     ) -> Annotated[CallToolResult, OperationOut]:
         async def act(c: AsyncClient) -> CallToolResult:
             body = await c.wait(operation_id, min(timeout_seconds, WAIT_CAP_S))

@@ -21,6 +21,7 @@ from app.core.http.ssrf import Resolver, system_resolver
 from app.core.runtime.background import Background
 from app.core.runtime.clock import Clock
 from app.core.runtime.notify import Notifier
+from app.operations.domain.estimate import EstimateCache
 from app.operations.domain.events import DoneHandler
 
 if TYPE_CHECKING:
@@ -60,6 +61,9 @@ class AppContext:
     # Run by the ledger, in the writer's transaction, when an operation is done (the
     # callback outbox's enqueue, given where the app is built).
     on_done: tuple[DoneHandler, ...] = ()
+    # How long jobs of each provider and kind took, read at most once per cache period
+    # (app/operations/services/estimates.py); bodies read it without a query.
+    estimates: EstimateCache = field(default_factory=EstimateCache)
     # The steps' writes, a group per transaction under load (app/core/db/group_commit.py).
     writes: GroupCommit = field(init=False)
     # Provider answers waiting in this process for the database to come back

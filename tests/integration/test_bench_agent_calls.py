@@ -47,3 +47,24 @@ def test_agent_calls_bench_runs_and_counts() -> None:
     assert rows[("corrupt_result", "naive")]["report"] == "succeeded"
     assert rows[("corrupt_result", "naive")]["false_success"] == 1
     assert rows[("fast", "naive")]["agent_calls"] > rows[("fast", "client")]["agent_calls"]
+
+
+def test_planning_comparison_runs_with_an_estimate() -> None:
+    """`--plan-jobs`: after five jobs taught the estimate, the agent that waits it out
+    makes no more calls than the one that follows only the poll advice, and both end
+    right with no false success."""
+    cmd = [sys.executable, str(ROOT / "bench" / "agent_calls.py"), "--json"]
+    cmd += ["--scenarios", "none", "--fakes", "none", "--plan-jobs", "1", "--plan-seconds", "8"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    assert result["rows"] == []
+    rows = {r["agent"]: r for r in result["plan_rows"]}
+    assert set(rows) == {"poll", "plan"}
+    for row in rows.values():
+        assert row["report"] == "succeeded" and row["false_success"] == 0, row
+        assert row["had_estimate"], row
+    assert rows["plan"]["agent_calls"] <= rows["poll"]["agent_calls"]
+    # The create, then one read once the estimated time is out; one more when a loaded
+    # machine's observer finished the job late (seen: 4.5 s late at load 14).
+    assert rows["plan"]["agent_calls"] <= 3, rows["plan"]

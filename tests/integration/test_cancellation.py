@@ -39,7 +39,7 @@ async def test_cancel_race_ends_succeeded_and_says_the_cancel_came_too_late(
     assert "is IN PROGRESS" in body["message"] and "KEEP WAITING" in body["message"]
     final = await gateway.run_until_done(op_id)
     assert final["state"] == "succeeded" and final["result"] is not None
-    assert "SUCCEEDED before the provider acted on the cancel request" in final["message"]
+    assert "SUCCEEDED before the provider acted on the request to stop it" in final["message"]
     path = await _transitions(gateway, op_id)
     assert path[-4:] == ["cancel_requested", "cancelling", "result_collecting", "succeeded"]
 

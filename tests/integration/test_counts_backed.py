@@ -84,7 +84,7 @@ async def test_some_listed_says_how_many(gateway: Gateway) -> None:
     final = {"state": "succeeded", "counts": counts(5, 2, 3, 0)}
     errors = [{"id": "x0", "error": "broken"}]
     done = await run(gateway, "scripted", {"final": final, "output": OK, "errors": errors})
-    assert done["next_action"]["call"].endswith("/errors"), done
+    assert done["next_action"]["path"].endswith("/errors"), done
     assert "(1 of them are listed)" in done["message"]
 
 

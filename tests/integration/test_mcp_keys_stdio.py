@@ -4,6 +4,7 @@ streamable HTTP and over stdio (`jobgate mcp --url ... --key-env ...`)."""
 from __future__ import annotations
 
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -125,3 +126,44 @@ async def test_stdio_serves_the_same_tools_with_the_key_from_the_environment(
         attention = await call(client, "list_attention")
     assert (done.structured_content or {})["outcome"] == "succeeded", text_of(done)
     assert attention.is_error  # the key is an agent's
+
+
+async def _misspelled_wait_is_refused(client: McpClient) -> None:
+    """`timeout` for `timeout_seconds`: a tool error naming both, at once (never the
+    default 30 s hold), and a value out of range the same; nothing waited."""
+    started = await call(client, "start_operation", **start_args({"name": "never_finishes"}))
+    op_id = (started.structured_content or {})["operation_id"]
+    began = time.monotonic()
+    typo = await call(client, "wait_for_operation", operation_id=op_id, timeout=1)
+    too_long = await call(client, "wait_for_operation", operation_id=op_id, timeout_seconds=60)
+    assert time.monotonic() - began < 10  # refused, not held
+    assert typo.is_error, text_of(typo)
+    error = (typo.structured_content or {})["error"]
+    assert error["code"] == "unknown_argument"
+    assert error["details"]["unknown"] == ["timeout"]
+    assert error["details"]["accepted"] == ["operation_id", "timeout_seconds"]
+    assert "did you mean 'timeout_seconds'" in text_of(typo)
+    assert too_long.is_error and "timeout_seconds" in text_of(too_long)
+    await call(client, "cancel_operation", operation_id=op_id)
+
+
+async def test_a_misspelled_argument_is_refused_over_http(
+    keyed: tuple[str, dict[str, str]],
+) -> None:
+    url, keys = keyed
+    async with mcp_session(url, keys["agent-a"]) as client:
+        await _misspelled_wait_is_refused(client)
+
+
+async def test_a_misspelled_argument_is_refused_over_stdio(
+    keyed: tuple[str, dict[str, str]],
+) -> None:
+    url, keys = keyed
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "app.cli", "mcp", "--url", url, "--key-env", "AGENT_KEY"],
+        env={"AGENT_KEY": keys["agent-a"]},
+        cwd=str(ROOT),
+    )
+    async with McpClient(server) as client:
+        await _misspelled_wait_is_refused(client)

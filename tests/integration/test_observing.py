@@ -79,7 +79,8 @@ async def test_partial_results_report_counts_and_page_errors(gateway: Gateway) -
         "not_processed": 0,
     }
     assert "a PARTIAL result: 140 items of 20000 FAILED" in final["message"]
-    assert final["next_action"]["call"] == f"GET /v1/operations/{final['operation_id']}/errors"
+    errors_call = f"GET /v1/operations/{final['operation_id']}/errors?limit=50"
+    assert final["next_action"]["call"] == errors_call
     seen, cursor, pages = 0, None, 0
     while True:
         params = {"limit": 50} | ({"cursor": cursor} if cursor else {})

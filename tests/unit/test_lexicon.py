@@ -23,7 +23,7 @@ from app.core.http.errors import error_response
 from app.mcp import replies
 from app.operations.contract import lexicon as L
 from app.operations.contract import wording as W
-from app.operations.contract.presenter import to_body
+from app.operations.contract.presenter import agent_status, to_body
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import State, is_done
 from jobgate_client import ConflictError
@@ -31,6 +31,11 @@ from tests.support.operation_rows import NOW
 from tests.support.operation_rows import an_operation as _op
 
 CAPABILITIES = ("token", "lookup", "none")
+# The gateway's own words for a cancel of a done operation (services/cancellation.py).
+DONE_409 = (
+    "The operation is already done ({state}); there is nothing to stop and nothing was "
+    "sent to the provider."
+)
 
 
 def _counts(ok: int, failed: int, never: int) -> dict[str, int]:
@@ -101,9 +106,8 @@ def channel_texts(op: Operation, waited: bool, notice: float | None) -> dict[str
     }
     if is_done(op.state):
         texts["callback"] = [completion_payload(op, NOW)["data"]["message"]]
-    refusal = json.loads(
-        error_response(409, "operation_done", "No cancel was sent.", operation=rest).body
-    )
+    said = DONE_409.format(state=agent_status(op))
+    refusal = json.loads(error_response(409, "operation_done", said, operation=rest).body)
     texts["409"] = [refusal["message"], refusal["error"]["message"]]
     refused = replies.refused(
         ConflictError(409, "result_not_available", refusal["error"]["message"], {}, on_mcp),
@@ -217,3 +221,49 @@ def test_a_409_carries_the_operations_verdict_at_the_top() -> None:
         assert answer[field] == body[field], field
     assert answer["error"]["message"] == f"Nothing to cancel. {body['message']}"
     assert answer["operation"] == body
+
+
+def test_every_listed_word_carries_a_stem_of_its_own_situation() -> None:
+    for situation, listed in L.OWNED.items():
+        for word in listed:
+            assert situation in L.owners(word), (situation, word)
+
+
+def test_stems_catch_what_whole_words_missed() -> None:
+    # A reader matching keywords sees `cancel` in all of these; so does the lexicon.
+    for word in ("cancel", "cancels", "cancelled", "cancellation", "canceling"):
+        assert L.owners(word) == {L.IN_PROGRESS, L.FINISHED_NOT_SUCCESS}, word
+    said = "It SUCCEEDED before the provider acted on the cancel request."
+    assert L.leaks(said, L.FINISHED_SUCCESS) == ["cancel"]
+    assert L.leaks("the approval is pending", L.FINISHED_SUCCESS) == ["approval", "pending"]
+    assert L.owners("unsuccessful") == {L.FINISHED_NOT_SUCCESS}
+    assert L.owners("wait_for_operation") == frozenset()  # a code, not a word
+
+
+def test_only_cancel_and_the_finished_stems_are_shared() -> None:
+    seen: dict[str, set[str]] = {}
+    for situation, stems in L.STEMS.items():
+        for stem in stems:
+            seen.setdefault(stem, set()).add(situation)
+    shared = {stem: owners for stem, owners in seen.items() if len(owners) > 1}
+    assert shared == {
+        "cancel": {L.IN_PROGRESS, L.FINISHED_NOT_SUCCESS},
+        "finish": {L.FINISHED_SUCCESS, L.FINISHED_NOT_SUCCESS},
+        "ended": {L.FINISHED_SUCCESS, L.FINISHED_NOT_SUCCESS},
+    }
+
+
+@pytest.mark.parametrize("state", [s for s in State if not is_done(s)])
+@pytest.mark.parametrize("elapsed", [0.0, 20.0, 500.0])
+def test_the_estimate_speaks_in_progress_words(state: State, elapsed: float) -> None:
+    from datetime import timedelta
+
+    from app.operations.domain.estimate import estimate_of
+
+    est = estimate_of([10.0, 20.0, 30.0, 40.0, 50.0], min_jobs=5)
+    op = _op(state, created_at=NOW - timedelta(seconds=elapsed))
+    for mcp in (False, True):
+        body = to_body(op, NOW, mcp=mcp, estimate=est)
+        assert not L.leaks(body.message, L.situation_of(body.status)), body.message
+    if state != State.AWAITING_APPROVAL:
+        assert ("longer than 90% of similar jobs" in body.message) == (elapsed > 46)

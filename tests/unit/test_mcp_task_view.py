@@ -120,3 +120,28 @@ def test_only_an_unfinished_operation_body_becomes_a_task() -> None:
     assert task_view.operation_of(refused) is None
     assert task_view.operation_of(listing) is None
     assert task_view.operation_of({"resultType": "task"}) is None
+
+
+@pytest.mark.parametrize(
+    ("poll", "left", "expected_ms"),
+    [
+        (5.0, None, 5_000),  # no estimate: the gateway's own advice
+        (5.0, 2.0, 5_000),  # never sooner than the gateway's next read
+        (5.0, 40.0, 40_000),  # the estimate says it likely needs 40 s more
+        (5.0, 10_000.0, 300_000),  # capped
+        (600.0, 10_000.0, 600_000),  # the gateway's own advice is longer than the cap
+    ],
+)
+def test_poll_interval_follows_the_estimate(
+    poll: float, left: float | None, expected_ms: int
+) -> None:
+    working = body("processing", done=False, poll=poll, estimated_seconds_left=left)
+    assert task_view.created(working)["pollIntervalMs"] == expected_ms
+    from app.mcp import legacy_tasks
+
+    assert legacy_tasks.task_of(working)["pollInterval"] == expected_ms
+    said = "Similar jobs took about 50 seconds (median of 9); about 40 more seconds is likely."
+    with_words = body("processing", done=False, message=said, estimated_seconds_left=left)
+    assert task_view.created(with_words)["statusMessage"] == said  # the body's own words
+    done = body("succeeded", done=True, poll=None, estimated_seconds_left=None)
+    assert "pollIntervalMs" not in task_view.detailed(done)

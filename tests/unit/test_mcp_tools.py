@@ -231,3 +231,31 @@ async def test_decide_approval_is_for_operators_and_posts_the_decision() -> None
     posted = [r for r in operator.requests if r.method == "POST"]
     assert [r.url.path for r in posted] == ["/v1/operations/op_01JD7ZQ6R4X0P8V6N1K2M3B4D0/deny"]
     assert json.loads(posted[0].content) == {"reason": "no"}
+
+
+async def test_an_unknown_or_misspelled_argument_is_refused_naming_what_is_accepted() -> None:
+    gateway = FakeGateway()
+    op_id = "op_01JD7ZQ6R4X0P8V6N1K2M3B4D0"
+    async with McpClient(server_for(gateway)) as client:
+        typo = await client.call_tool("wait_for_operation", {"operation_id": op_id, "timeout": 1})
+        extra = await client.call_tool("get_operation", {"operation_id": op_id, "verbose": True})
+        too_long = await client.call_tool(
+            "wait_for_operation", {"operation_id": op_id, "timeout_seconds": 600}
+        )
+        negative = await client.call_tool("get_errors", {"operation_id": op_id, "limit": 0})
+        fine = await client.call_tool("get_operation", {"operation_id": op_id})
+    assert typo.is_error and typo.structured_content is not None
+    error = typo.structured_content["error"]
+    assert error["code"] == "unknown_argument"
+    accepted = ["operation_id", "timeout_seconds"]
+    assert error["details"] == {"unknown": ["timeout"], "accepted": accepted}
+    assert "did you mean 'timeout_seconds'" in error["message"]
+    assert "'timeout'" in typo.content[0].text  # type: ignore[union-attr]
+    assert extra.is_error and extra.structured_content is not None
+    assert extra.structured_content["error"]["details"]["unknown"] == ["verbose"]
+    for out_of_range, name in ((too_long, "timeout_seconds"), (negative, "limit")):
+        assert out_of_range.is_error, out_of_range
+        assert name in out_of_range.content[0].text  # type: ignore[union-attr]
+    assert not fine.is_error
+    # Only the good call reached the REST API: nothing was called for the refused ones.
+    assert [r.url.path for r in gateway.requests] == [f"/v1/operations/{op_id}"]

@@ -17,6 +17,7 @@ from app.operations.api.endpoints import (
     attach_operation,
     body_json,
     context_of,
+    fresh_body_json,
     present,
 )
 from app.operations.contract.schemas import (
@@ -26,7 +27,7 @@ from app.operations.contract.schemas import (
     OperationBody,
     ResolveRequest,
 )
-from app.operations.services import attention, cancellation, queries
+from app.operations.services import attention, cancellation, estimates, queries
 from app.operations.services.queries import get as load
 
 router = APIRouter(prefix="/v1", tags=["operations"], route_class=StrictJsonRoute)
@@ -50,7 +51,7 @@ async def cancel_operation(
     except (ApiError, DomainError) as err:  # e.g. 409 operation_done: where it stands, what next
         await attach_operation(err, ctx, op_id, who)
         raise
-    return JSONResponse(body_json(op, ctx), status_code=202)
+    return JSONResponse(await fresh_body_json(op, ctx), status_code=202)
 
 
 @router.get(
@@ -65,6 +66,7 @@ async def list_attention(
     """Operations that need a human, oldest first, each with why."""
     ctx = context_of(request)
     inbox = await queries.attention_inbox(ctx, who, limit=limit)
+    await estimates.warm(ctx, [o for o, _ in inbox])
     now = ctx.now()
     return AttentionList(
         items=[AttentionItem(why=why, operation=present(o, ctx, now)) for o, why in inbox]

@@ -25,7 +25,7 @@ from app.operations.contract.schemas import (
     Whoami,
 )
 from app.operations.domain.operation import Operation
-from app.operations.services import intake, queries
+from app.operations.services import estimates, intake, queries
 from app.operations.services.queries import STATES
 from app.operations.services.queries import get as load
 
@@ -54,8 +54,17 @@ def context_of(request: Request) -> AppContext:
 
 
 def body_json(op: Operation, ctx: AppContext, *, waited: bool = False) -> dict[str, Any]:
-    """The operation's body as JSON (the one renderer, `presenter.to_body`)."""
+    """The operation's body as JSON (the one renderer, `presenter.to_body`), with the
+    estimate as cached (`fresh_body_json` reads it first when stale)."""
     return present(op, ctx, ctx.now(), waited=waited).model_dump(mode="json")
+
+
+async def fresh_body_json(
+    op: Operation, ctx: AppContext, *, waited: bool = False
+) -> dict[str, Any]:
+    """`body_json` after reading the estimate of its provider and kind, when stale."""
+    await estimates.warm(ctx, [op])
+    return body_json(op, ctx, waited=waited)
 
 
 def present(
@@ -63,7 +72,14 @@ def present(
 ) -> OperationBody:
     """`to_body` with this gateway's settings (MCP tools named only when MCP is on) and
     the provider's polling cap: how late, at most, the gateway learns the job's end."""
-    return to_body(op, now, waited=waited, mcp=ctx.settings.mcp, notice_s=notice_seconds(op, ctx))
+    return to_body(
+        op,
+        now,
+        waited=waited,
+        mcp=ctx.settings.mcp,
+        notice_s=notice_seconds(op, ctx),
+        estimate=estimates.estimate_for(ctx, op),
+    )
 
 
 def notice_seconds(op: Operation, ctx: AppContext) -> float | None:
@@ -152,7 +168,8 @@ async def create_operation(
     headers = {"Location": f"/v1/operations/{op.id}"}
     if replayed:
         headers["Idempotent-Replayed"] = "true"
-    return JSONResponse(body_json(op, ctx), status_code=200 if replayed else 202, headers=headers)
+    body = await fresh_body_json(op, ctx)
+    return JSONResponse(body, status_code=200 if replayed else 202, headers=headers)
 
 
 @router.get(
@@ -206,6 +223,7 @@ async def list_operations(
         in_flight=in_flight,
     )
     page, next_cursor = await queries.list_page(ctx, flt, status=status, limit=limit, cursor=cursor)
+    await estimates.warm(ctx, page)
     now = ctx.now()
     return OperationList(items=[present(o, ctx, now) for o in page], next_cursor=next_cursor)
 
@@ -218,7 +236,7 @@ async def list_operations(
 )
 async def get_operation(op_id: str, request: Request, who: Caller) -> dict[str, Any]:
     ctx = context_of(request)
-    return body_json(await load(ctx, op_id, who), ctx)
+    return await fresh_body_json(await load(ctx, op_id, who), ctx)
 
 
 @router.get(

@@ -23,7 +23,14 @@ _BODY_EXAMPLE: dict[str, Any] = {  # abridged: the full body is OperationBody
     "message": "The report job has FINISHED and SUCCEEDED; the result was collected and "
     f"checked. You may report success. The result is in `result` or at GET "
     f"/v1/operations/{OP}/result.",
-    "next_action": {"call": f"GET /v1/operations/{OP}/result", "tool": "get_result"},
+    "next_action": {
+        "call": f"GET /v1/operations/{OP}/result",
+        "method": "GET",
+        "path": f"/v1/operations/{OP}/result",
+        "query": None,
+        "tool": "get_result",
+        "arguments": {"operation_id": OP},
+    },
 }
 
 _RUNNING_EXAMPLE: dict[str, Any] = {
@@ -37,7 +44,11 @@ _RUNNING_EXAMPLE: dict[str, Any] = {
     f"operation {OP}; check again in at least 30 seconds.",
     "next_action": {
         "call": f"GET /v1/operations/{OP}/wait",
+        "method": "GET",
+        "path": f"/v1/operations/{OP}/wait",
+        "query": None,
         "tool": "wait_for_operation",
+        "arguments": {"operation_id": OP, "timeout_seconds": 30},
         "after_seconds": 30,
     },
 }
@@ -73,8 +84,8 @@ CODES: dict[str, tuple[int, str]] = {
     ),
     "operation_done": (
         409,
-        "The operation is already done (succeeded); there is nothing to cancel and no "
-        "cancel was sent.",
+        "The operation is already done (succeeded); there is nothing to stop and nothing "
+        "was sent to the provider.",
     ),
     "result_not_available": (
         409,

@@ -17,7 +17,7 @@ from starlette.types import Receive, Scope, Send
 from app.core.obs import telemetry
 from app.operations import repository as repo
 from app.operations.api import error_docs
-from app.operations.api.endpoints import ERRORS, Caller, body_json, context_of
+from app.operations.api.endpoints import ERRORS, Caller, body_json, context_of, fresh_body_json
 from app.operations.api.holds import HoldLimits
 from app.operations.contract import cursors
 from app.operations.contract.presenter import iso
@@ -56,7 +56,7 @@ async def wait_operation(
             release()
         if not is_done(op.state):  # timed out: the shared snapshot may lag observations
             op = await load(ctx, op_id, who)
-    return body_json(op, ctx, waited=True)
+    return await fresh_body_json(op, ctx, waited=True)
 
 
 def holds_of(request: Request) -> HoldLimits:

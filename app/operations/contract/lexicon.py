@@ -11,10 +11,12 @@ word another situation owns (docs/agent-api.md, "Three situations, three vocabul
 - `finished_not_success`: failure words (failed, error, cancelled, expired, partial ...).
 
 Words that say the work is over (`finished`, `ended`) belong to both finished
-situations and to neither of the others. A word is a run of letters; an identifier
-such as `result_validation_failed` or `wait_for_operation` is one token, a code and
-not a word, so it never counts. `tests/unit/test_lexicon.py` renders every body on
-every channel and checks it with `leaks`.
+situations and to neither of the others. A word belongs to a situation when it starts
+with one of that situation's stems (`STEMS`: `cancel` catches `cancelled` and
+`cancellation`), as a reader matching keywords would find it; an identifier such as
+`result_validation_failed` or `wait_for_operation` is one token, a code and not a word,
+so it never counts. `tests/unit/test_lexicon.py` renders every body on every channel and
+checks it with `leaks`.
 """
 
 from __future__ import annotations
@@ -95,8 +97,28 @@ FAILURE_WORDS = frozenset(
 )
 FINISHED_WORDS = frozenset({"finish", "finished", "finishes", "ended"})
 
-# The words each situation owns; a word owned by a situation is foreign to every
-# situation that does not own it.
+# The stems each situation owns, as a reader who never saw a jobgate body would look
+# for them: a word carries a stem when it starts with it, so `cancel` is in `cancel`,
+# `cancels`, `cancelled` and `cancellation` alike (whole words are not enough: a success
+# that said "the cancel request" misled such readers). `cancel` is owned by the
+# not-success situation and by in-progress (a cancel REQUESTED is still in progress),
+# never by a success or a person's question. Every listed word above carries a stem of
+# its own situation (a unit test holds it).
+STEMS: dict[str, tuple[str, ...]] = {
+    IN_PROGRESS: ("wait", "running", "pending", "progress", "queue", "processing", "cancel"),
+    NEEDS_HUMAN: (
+        "person", "people", "human", "operator", "review", "approv", "confirm", "unconfirm",
+        "decid", "decision", "manual", "attention",
+    ),
+    FINISHED_SUCCESS: ("succe", "complet", "finish", "ended"),
+    FINISHED_NOT_SUCCESS: (
+        "fail", "error", "cancel", "expire", "abandon", "reject", "unsuccess", "partial",
+        "finish", "ended",
+    ),
+}  # fmt: skip
+
+# The words each situation owns (the listed words, for docs and tests; matching is by
+# stem, `owners`).
 OWNED: dict[str, frozenset[str]] = {
     IN_PROGRESS: WAITING_WORDS,
     NEEDS_HUMAN: PEOPLE_WORDS,
@@ -124,17 +146,26 @@ def words(text: str) -> list[str]:
     return [t.lower() for t in _WORD.findall(text)]
 
 
+def owners(word: str) -> frozenset[str]:
+    """The situations one of whose stems `word` starts with (none for an identifier such
+    as `wait_for_operation`: a code, not a word)."""
+    if "_" in word or any(c.isdigit() for c in word):
+        return frozenset()
+    return frozenset(s for s, stems in STEMS.items() if word.startswith(stems))
+
+
 def leaks(text: str, situation: str) -> list[str]:
-    """Words of `text` that another situation owns and `situation` does not."""
-    own = OWNED[situation]
-    return [w for w in words(text) if w in ALL_WORDS and w not in own]
+    """Words of `text` that carry a stem of another situation and none of `situation`."""
+    return [w for w in words(text) if (found := owners(w)) and situation not in found]
 
 
 def situations_named(text: str) -> set[str]:
-    """Every situation some word of `text` belongs to (a clean message names one, or the
-    two finished ones through a word they share)."""
-    found = {w for w in words(text) if w in ALL_WORDS}
-    return {s for s, owned in OWNED.items() if found & owned}
+    """Every situation some word of `text` carries a stem of (a clean message names one,
+    or the two finished ones through a word they share)."""
+    named: set[str] = set()
+    for w in words(text):
+        named |= owners(w)
+    return named
 
 
 def disjoint(groups: Iterable[frozenset[str]]) -> bool:

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from app.core.text import degrade
-from app.operations.contract import lexicon
+from app.operations.contract import actions, lexicon, timing
 from app.operations.contract import wording as W
 from app.operations.contract.schemas import (
     ErrorOut,
@@ -23,6 +23,7 @@ from app.operations.contract.schemas import (
     OperationBody,
     ProgressOut,
 )
+from app.operations.domain.estimate import Estimate
 from app.operations.domain.models import HistoryEntry
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import (
@@ -156,7 +157,11 @@ def iso(ts: datetime | None) -> str | None:
     return ts.isoformat().replace("+00:00", "Z") if ts else None
 
 
-def poll_after(op: Operation, now: datetime) -> float | None:
+def poll_after(op: Operation, now: datetime, cap: float | None = None) -> float | None:
+    """Seconds before an agent should ask again: until the next provider read the row
+    has scheduled, at least `MIN_POLL_AFTER`. `cap`: the profile's longest gap between
+    two reads; never more than it (a row claimed by an observer that holds its poll in
+    memory shows the lease expiry as its next read, which the holder reads sooner)."""
     if is_done(op.state):
         return None
     if op.state == State.AWAITING_APPROVAL:  # a person decides: no due time to follow
@@ -164,6 +169,8 @@ def poll_after(op: Operation, now: datetime) -> float | None:
     wait = MIN_POLL_AFTER
     if op.next_poll_at is not None:
         wait = max(wait, (op.next_poll_at - now).total_seconds())
+    if cap is not None:
+        wait = min(wait, max(MIN_POLL_AFTER, cap))
     return float(math.ceil(wait))
 
 
@@ -217,18 +224,25 @@ def _reason(op: Operation) -> str:
 
 
 def _action(call: str, tool: str | None, mcp: bool, after: float | None = None) -> NextAction:
-    return NextAction(call=call, tool=tool if mcp else None, after_seconds=after)
+    """The call, field by field; with MCP on, the tool and its arguments for it."""
+    return actions.next_action(call, tool if mcp else None, after)
 
 
 def message_for(
-    op: Operation, poll_s: float | None, *, mcp: bool = False, notice_s: float | None = None
+    op: Operation,
+    poll_s: float | None,
+    *,
+    mcp: bool = False,
+    notice_s: float | None = None,
+    timed: timing.Timing | None = None,
 ) -> tuple[str, NextAction | None]:
     """The plain-words message and the next call an agent should make.
 
     Each situation speaks only its own words (`wording` markers, `lexicon` words): in
     progress, needs a human, finished with success, finished without. `mcp`: name the
     MCP tool beside the REST call. `notice_s`: the longest the gateway waits between two
-    reads of the job (its profile's polling cap), said while it is in progress."""
+    reads of the job (its profile's polling cap), said while it is in progress. `timed`:
+    how long it ran and will likely run (`timing`), said while it is in progress."""
     state = op.state
     oid = op.id
     status_url = f"/v1/operations/{oid}"
@@ -244,7 +258,7 @@ def message_for(
                     f"with that count (the output is at {W.how_to_call(act.call, act.tool)}).",
                     act,
                 )
-            act = _action(f"GET {status_url}/errors", "get_errors", mcp)
+            act = _action(f"GET {status_url}/errors?limit=50", "get_errors", mcp)
             some = "" if listed >= not_succeeded(op) else f" ({listed} of them are listed)"
             return (
                 f"{what} {W.HAS_FINISHED} with {W.PARTIAL}: {_not_succeeded_words(op)}. "
@@ -255,8 +269,8 @@ def message_for(
             )
         act = _action(f"GET {status_url}/result", "get_result", mcp)
         late = (
-            " It SUCCEEDED before the provider acted on the cancel request, so the whole "
-            "result stands."
+            " It SUCCEEDED before the provider acted on the request to stop it, so the "
+            "whole result stands."
             if op.cancel_requested_at is not None
             else ""
         )
@@ -309,7 +323,7 @@ def message_for(
             if not listed_errors(op):
                 stopped = _counted(not_succeeded(op), unit_of(op))
                 return f"{said} It stopped {stopped}; {_unlisted(op)}.", None
-            act = _action(f"GET {status_url}/errors", "get_errors", mcp)
+            act = _action(f"GET {status_url}/errors?limit=50", "get_errors", mcp)
             return (
                 f"{said} The items it stopped are listed at {W.how_to_call(act.call, act.tool)}.",
                 act,
@@ -349,6 +363,8 @@ def message_for(
             f"seconds, so it may learn the outcome up to {notice_s:g} seconds after the "
             "provider has it."
         )
+    if timed is not None:
+        how += timing.sentence(timed)
     if state in CANCELLING_STATES or op.cancel_requested_at is not None:
         return (
             f"A cancel of {what.lower()} was REQUESTED; the job {W.IN_PROGRESS_NOW} at the "
@@ -405,15 +421,18 @@ def to_body(
     waited: bool = False,
     mcp: bool = False,
     notice_s: float | None = None,
+    estimate: Estimate | None = None,
 ) -> OperationBody:
     """The body of docs/agent-api.md ("The operation body") for any state: the one
     renderer of every agent body.
 
     `waited`: the body answers a /wait, so a wait that ended before the operation did
     says `outcome: timed_out`. `mcp`: the MCP server is on, so name its tools too.
-    `notice_s`: the profile's polling cap (seconds), said while the job is in progress."""
-    poll_s = poll_after(op, now)
-    message, next_action = message_for(op, poll_s, mcp=mcp, notice_s=notice_s)
+    `notice_s`: the profile's polling cap (seconds), said while the job is in progress.
+    `estimate`: what similar jobs took (`services/estimates.py`), None when not known."""
+    poll_s = poll_after(op, now, notice_s)
+    timed = timing.timing(op, now, estimate)
+    message, next_action = message_for(op, poll_s, mcp=mcp, notice_s=notice_s, timed=timed)
     single_create = _single_create(op)
     if op.state == State.CREATE_UNCONFIRMED:  # why it was not simply sent again
         message += _SINGLE_CREATE_NOTE.get(single_create, "")
@@ -462,6 +481,11 @@ def to_body(
         },
         guarantees=Guarantees(single_create=single_create),
         outcome=outcome,
+        elapsed_seconds=timed.elapsed_seconds,
+        estimate=timed.estimate,
+        estimated_seconds_left=timed.estimated_seconds_left,
+        expected_done_at=iso(timed.expected_done_at),
+        progress_percent=timed.progress_percent,
     )
     return _encodable(body)
 

@@ -79,16 +79,35 @@ GATEWAY_OPTIONS = tuple(f for f in CreateOperationRequest.model_fields if f not 
 
 
 class NextAction(BaseModel):
-    """The one call to make next (absent when there is nothing to call)."""
+    """The one call to make next (absent when there is nothing to call), whole in `call`
+    and field by field in `method`, `path` and `query`; over MCP, `tool` and `arguments`."""
 
     call: str = Field(description="The REST call, e.g. `GET /v1/operations/op_.../wait`.")
+    method: str = Field(description="The call's HTTP method, e.g. `GET`.")
+    path: str = Field(description="The call's path, without a query, e.g. `/v1/operations/op_...`.")
+    query: dict[str, str | int] | None = Field(
+        default=None, description="The call's query parameters, when it has any (else null)."
+    )
     tool: str | None = Field(
         default=None,
         description="The MCP tool that makes the same call; only when the MCP server is on.",
     )
+    arguments: dict[str, Any] | None = Field(
+        default=None,
+        description="The MCP tool's arguments for the same call (with `tool`, else null).",
+    )
     after_seconds: float | None = Field(
         default=None, description="Make the call no sooner than this many seconds from now."
     )
+
+
+class EstimateOut(BaseModel):
+    """What the time left is learned from: recent succeeded jobs of the same provider and
+    kind (docs/agent-api.md, "How long")."""
+
+    p50_seconds: float = Field(description="Their median duration, create to success.")
+    p90_seconds: float = Field(description="90% of them took at most this long.")
+    based_on: int = Field(description="How many finished jobs the two are learned from.")
 
 
 class ProgressOut(BaseModel):
@@ -163,6 +182,26 @@ class OperationBody(BaseModel):
     updated_at: str
     deadlines: dict[str, str | None]
     guarantees: Guarantees
+    elapsed_seconds: float = Field(
+        default=0.0,
+        description="Seconds since the create: to now, or to the last change once done.",
+    )
+    estimate: EstimateOut | None = Field(
+        default=None,
+        description="While not done: how long similar jobs took; null until enough of them "
+        "finished (JOBGATE_ESTIMATE_MIN_JOBS), never guessed.",
+    )
+    estimated_seconds_left: float | None = Field(
+        default=None,
+        description="While not done: the median time left of similar jobs that ran at "
+        "least this long; null without an estimate or once past its p90.",
+    )
+    expected_done_at: str | None = Field(
+        default=None, description="Now plus `estimated_seconds_left` (UTC), or null."
+    )
+    progress_percent: float | None = Field(
+        default=None, description="`progress.completed` of `progress.total`, when a total is known."
+    )
     outcome: (
         Literal[
             "succeeded",

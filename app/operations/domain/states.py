@@ -107,7 +107,7 @@ HUMAN_WHY: dict[State, tuple[str, str]] = {
     ),
     S.CANCELLATION_UNCONFIRMED: (
         "cancel deadline passed without confirmation",
-        "the provider never confirmed the cancel request",
+        "the provider never confirmed that it stopped the job it was asked to stop",
     ),
     S.CREATE_UNCONFIRMED: (
         "create never confirmed; a remote job may exist",

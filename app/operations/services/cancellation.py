@@ -15,6 +15,7 @@ from app.core.http.errors import Conflict
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.context import AppContext
+from app.operations.contract.presenter import agent_status
 from app.operations.contract.schemas import MAX_CANCEL_REASON
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import NEEDS_ATTENTION, TERMINAL, is_done
@@ -35,8 +36,8 @@ async def request_cancel(
     if is_done(state):
         raise Conflict(
             "operation_done",
-            f"The operation is already done ({op.state}); there is nothing to cancel and no "
-            "cancel was sent.",
+            f"The operation is already done ({agent_status(op)}); there is nothing to stop and "
+            "nothing was sent to the provider.",
             {"state": op.state},
         )
     if op.cancel_requested_at is not None:
@@ -81,7 +82,8 @@ async def request_cancel(
     if not applied and fresh is not None and is_done(fresh.state):
         raise Conflict(
             "operation_done",
-            f"The operation finished ({fresh.state}) before the cancel was recorded.",
+            f"The operation finished ({agent_status(fresh)}) before the request to stop it was "
+            "recorded.",
             {"state": fresh.state},
         )
     return fresh or op

@@ -18,7 +18,7 @@ from app.operations.domain.models import HistoryEntry
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import NEEDS_ATTENTION, STATES_OF, TERMINAL, AgentStatus, State
 from app.operations.repository import gate
-from app.operations.services import attention
+from app.operations.services import attention, estimates
 
 DONE_STATES = frozenset(s.value for s in TERMINAL | NEEDS_ATTENTION)
 MAX_ID_CHARS = 100  # operation ids are "op_" + a 26-character ULID
@@ -113,10 +113,16 @@ async def history(ctx: AppContext, op_id: str, who: deps.Principal) -> list[Hist
 async def attention_inbox(
     ctx: AppContext, who: deps.Principal, *, limit: int
 ) -> list[tuple[Operation, str]]:
-    """The inbox the caller may see, oldest first, each with why it needs a human."""
+    """The inbox the caller may see, oldest first, each with why it needs a human; with
+    `JOBGATE_ATTENTION_SLOW`, then the jobs running longer than 90% of similar ones."""
     async with ctx.db.read() as txn:
         ops = await attention.inbox(txn, principal=who.owner_filter, limit=limit)
-    return [(o, attention.why(o) or "") for o in ops]
+    found = [(o, attention.why(o) or "") for o in ops]
+    if ctx.settings.attention_slow and len(found) < limit:  # then the slow jobs, oldest first
+        found += await estimates.slow_jobs(
+            ctx, principal=who.owner_filter, limit=limit - len(found)
+        )
+    return found
 
 
 async def attention_count(ctx: AppContext, who: deps.Principal, *, cap: int) -> int:
