@@ -16,7 +16,8 @@ from app.operations.api import error_docs
 from app.operations.api.endpoints import ERRORS, Caller, body_json, context_of, present
 from app.operations.context import AppContext
 from app.operations.contract import cursors
-from app.operations.contract.presenter import agent_status, failed_with_output, has_output
+from app.operations.contract.counted import failed_with_output, has_output
+from app.operations.contract.presenter import agent_status
 from app.operations.contract.schemas import ResultBody, ResultSummary
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import State

@@ -14,6 +14,20 @@ from typing import Any
 from app.core.text import degrade
 from app.operations.contract import actions, lexicon, timing
 from app.operations.contract import wording as W
+from app.operations.contract.counted import (
+    counted_words,
+    failed_with_output,
+    has_errors,
+    has_output,
+    items_were,
+    kept_items,
+    listed_errors,
+    not_succeeded,
+    not_succeeded_words,
+    unit_of,
+    unlisted_words,
+    with_errors,
+)
 from app.operations.contract.schemas import (
     ErrorOut,
     Guarantees,
@@ -51,105 +65,6 @@ def agent_status(op: Operation) -> str:
     if status == AgentStatus.PROCESSING and op.cancel_requested_at is not None:
         return AgentStatus.CANCELLING.value
     return status.value
-
-
-def summary_count(op: Operation, name: str) -> int:
-    """One count of `result_summary` (0 when absent)."""
-    summary = op.result_summary if isinstance(op.result_summary, dict) else {}
-    return int(summary.get(name) or 0)
-
-
-def has_output(op: Operation) -> bool:
-    """A stored result (inline or in the result store): a success's, or the part a job that
-    ended early (cancelled, failed) finished first."""
-    return op.result is not None or op.result_ref is not None
-
-
-def failed_with_output(op: Operation) -> bool:
-    """A failed job's kept partial output: stored, and some items succeeded (a row from
-    before no-success output was dropped may hold an empty output: nothing to offer)."""
-    return op.state == State.FAILED and has_output(op) and summary_count(op, "succeeded") > 0
-
-
-def kept_items(op: Operation) -> int:
-    """How many items a kept output holds: counted in it when it is stored inline as a
-    list (so the words match `GET /result`), else the provider's count of those done."""
-    if isinstance(op.result, list):
-        return len(op.result)
-    return summary_count(op, "succeeded")
-
-
-def _items_were(n: int) -> str:
-    return "1 item was" if n == 1 else f"{n} items were"
-
-
-def _items(n: int) -> str:
-    return "1 item" if n == 1 else f"{n} items"
-
-
-def with_errors(op: Operation) -> bool:
-    """A `succeeded` row the outcome table called `completed_with_errors` (or, on a row
-    older than that verdict's column, one whose counts show items that did not succeed)."""
-    if op.outcome is not None:
-        return op.outcome == AgentStatus.COMPLETED_WITH_ERRORS.value
-    return not_succeeded(op) > 0
-
-
-def not_succeeded(op: Operation) -> int:
-    """Items that did not succeed: those that ran and failed, and those never processed."""
-    return summary_count(op, "failed") + summary_count(op, "not_processed")
-
-
-def unit_of(op: Operation) -> str:
-    """What the counts count: `items`, or the unit the profile names (`characters`)."""
-    summary = op.result_summary if isinstance(op.result_summary, dict) else {}
-    unit = summary.get("unit")
-    return unit if isinstance(unit, str) and unit else "items"
-
-
-def _counted(n: int, unit: str) -> str:
-    if unit == "items":
-        return _items(n)
-    return f"{n} {unit}"
-
-
-def _not_succeeded_words(op: Operation) -> str:
-    """What did not get done, in failure words only (never a count of what did)."""
-    failed, never = summary_count(op, "failed"), summary_count(op, "not_processed")
-    unit = unit_of(op)
-    if not failed and not never:  # the outcome table's verdict without counts
-        return f"the provider reports that some {unit} {W.FAILED}, without counting them"
-    total = summary_count(op, "processed")
-    of = f" of {total}" if total else ""
-    if unit != "items":
-        parts = [f"{failed}{of} {unit} {W.FAILED}"] if failed else []
-        if never:
-            parts.append(f"{_counted(never, unit)} were never processed")
-        return " and ".join(parts)
-    parts = [f"{_items(failed)}{of} {W.FAILED}"] if failed else []
-    if never:
-        parts.append(
-            f"{_items_were(never)} never processed (the job {W.EXPIRED} or was "
-            f"{W.CANCELLED} before {'it' if never == 1 else 'they'} ran)"
-        )
-    return " and ".join(parts)
-
-
-def listed_errors(op: Operation) -> int:
-    """How many failed items `GET /errors` lists (0: none, whatever the counts say)."""
-    return int(op.errors_listed or 0)
-
-
-def _unlisted(op: Operation) -> str:
-    """Why a count is not backed by `/errors`, in words that name its unit."""
-    unit = unit_of(op)
-    if unit != "items":
-        return f"the provider counts {unit}, not items, and lists no failed ones"
-    return "the provider lists no failed items, so no per-item list exists"
-
-
-def _has_errors(op: Operation) -> bool:
-    return listed_errors(op) > 0
 
 
 def iso(ts: datetime | None) -> str | None:
@@ -253,15 +168,15 @@ def message_for(
             if not listed:
                 act = _action(f"GET {status_url}/result", "get_result", mcp)
                 return (
-                    f"{what} {W.HAS_FINISHED} with {W.PARTIAL}: {_not_succeeded_words(op)}; "
-                    f"{_unlisted(op)}. It was not a full run: report the output together "
+                    f"{what} {W.HAS_FINISHED} with {W.PARTIAL}: {not_succeeded_words(op)}; "
+                    f"{unlisted_words(op)}. It was not a full run: report the output together "
                     f"with that count (the output is at {W.how_to_call(act.call, act.tool)}).",
                     act,
                 )
             act = _action(f"GET {status_url}/errors?limit=50", "get_errors", mcp)
             some = "" if listed >= not_succeeded(op) else f" ({listed} of them are listed)"
             return (
-                f"{what} {W.HAS_FINISHED} with {W.PARTIAL}: {_not_succeeded_words(op)}. "
+                f"{what} {W.HAS_FINISHED} with {W.PARTIAL}: {not_succeeded_words(op)}. "
                 f"It was not a full run: report the output together with the items that "
                 f"{W.FAILED} or never ran, listed at {W.how_to_call(act.call, act.tool)}"
                 f"{some} (the output is at GET {status_url}/result).",
@@ -294,13 +209,15 @@ def message_for(
             "or the failure was transient."
         )
         if not listed_errors(op) and not_succeeded(op):  # a count no list backs: say so
-            stopped = _counted(not_succeeded(op), unit_of(op))
-            said += f" {stopped[0].upper()}{stopped[1:]} {W.FAILED} or never ran; {_unlisted(op)}."
+            stopped = counted_words(not_succeeded(op), unit_of(op))
+            said += (
+                f" {stopped[0].upper()}{stopped[1:]} {W.FAILED} or never ran; {unlisted_words(op)}."
+            )
         if not failed_with_output(op):
             return said, None
         act = _action(f"GET {status_url}/result", "get_result", mcp)
         return (
-            f"{said} {_items_were(kept_items(op))} processed before it {W.FAILED}: that "
+            f"{said} {items_were(kept_items(op))} processed before it {W.FAILED}: that "
             f"partial output is kept at {W.how_to_call(act.call, act.tool)}. Report it only "
             "as the part of a failed job; the items that failed or never ran are not in it.",
             act,
@@ -321,8 +238,8 @@ def message_for(
             if not not_succeeded(op):
                 return said, None
             if not listed_errors(op):
-                stopped = _counted(not_succeeded(op), unit_of(op))
-                return f"{said} It stopped {stopped}; {_unlisted(op)}.", None
+                stopped = counted_words(not_succeeded(op), unit_of(op))
+                return f"{said} It stopped {stopped}; {unlisted_words(op)}.", None
             act = _action(f"GET {status_url}/errors?limit=50", "get_errors", mcp)
             return (
                 f"{said} The items it stopped are listed at {W.how_to_call(act.call, act.tool)}.",
@@ -333,10 +250,12 @@ def message_for(
         if listed_errors(op):
             tail = f" Those are listed at GET {status_url}/errors."
         elif not_succeeded(op):
-            stopped = _counted(not_succeeded(op), unit_of(op))
-            tail = f" {stopped[0].upper()}{stopped[1:]} {W.FAILED} or never ran; {_unlisted(op)}."
+            stopped = counted_words(not_succeeded(op), unit_of(op))
+            tail = (
+                f" {stopped[0].upper()}{stopped[1:]} {W.FAILED} or never ran; {unlisted_words(op)}."
+            )
         return (
-            f"{said} {_items_were(kept_items(op))} processed before the cancel: that "
+            f"{said} {items_were(kept_items(op))} processed before the cancel: that "
             f"partial output is kept at {W.how_to_call(act.call, act.tool)}; the items that "
             f"failed or never ran are not in it.{tail}",
             act,
@@ -468,7 +387,7 @@ def to_body(
         result=result,
         result_url=f"/v1/operations/{op.id}/result" if done_ok else None,
         result_summary=summary,
-        errors_url=f"/v1/operations/{op.id}/errors?limit=50" if _has_errors(op) else None,
+        errors_url=f"/v1/operations/{op.id}/errors?limit=50" if has_errors(op) else None,
         error=_error(op),
         trace_id=op.trace_id,
         labels=op.labels or {},

@@ -17,7 +17,7 @@ from app.core.http.errors import Conflict, Invalid
 from app.operations import ledger
 from app.operations import repository as repo
 from app.operations.context import AppContext
-from app.operations.contract.presenter import with_errors
+from app.operations.contract.counted import with_errors
 from app.operations.contract.schemas import ResolveRequest
 from app.operations.domain.operation import Operation
 from app.operations.domain.states import (
