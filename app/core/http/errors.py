@@ -213,11 +213,14 @@ def install(app: FastAPI) -> None:
         )
 
     for fault in (OSError, sqlite3.Error, SQLAlchemyError, asyncpg.PostgresError,
-                  asyncpg.InterfaceError):  # fmt: skip
+                  asyncpg.InterfaceError, asyncpg.InternalClientError,
+                  ExceptionGroup):  # fmt: skip
         app.add_exception_handler(fault, _write_fault)
 
     @app.exception_handler(Exception)
-    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        if write_faults.kind_of(exc) is not None:  # infrastructure, whatever wraps it
+            return await _write_fault(request, exc)
         log.exception("unhandled error")
         return error_response(
             500,
