@@ -3,10 +3,11 @@
 Infrastructure faults are not the gateway's bugs and must not read as one (a bare
 `500 internal_error`): storage with no room left (`507 storage_full`), a database that
 did not answer within its bound (`503 database_busy`: a lock another process holds) and
-a database that cannot be reached (`503 database_unavailable`). Both say that nothing was written
-and when to try again (`Retry-After`), and both keep the connection open. The driver
-errors are told apart by their public marks: errno, SQLite's result code, PostgreSQL's
-SQLSTATE (docs/operations.md, "When storage or the database fails").
+a database that cannot be reached (`503 database_unavailable`). Each says when to try
+again (`Retry-After`) and what is known of the call (app/core/http/fault_words.py), and
+each keeps the connection open. The driver errors are told apart by their public marks:
+errno, SQLite's result code, PostgreSQL's SQLSTATE, a connection the driver lost
+(docs/operations.md, "When storage or the database fails").
 """
 
 from __future__ import annotations
@@ -19,20 +20,6 @@ import asyncpg
 from sqlalchemy.exc import DBAPIError
 
 RETRY_AFTER_SECONDS = 30
-
-STORAGE_FULL_MESSAGE = (
-    "NOT started: the gateway's storage is full, so nothing was recorded and no provider "
-    "was called. Retry after {retry} seconds with the same Idempotency-Key."
-)
-DATABASE_BUSY_MESSAGE = (
-    "NOT done: the gateway's database did not answer within its bound (a lock held by "
-    "another process, or a statement too long), so nothing was recorded. Retry after "
-    "{retry} seconds; a create with the same Idempotency-Key."
-)
-DATABASE_GONE_MESSAGE = (
-    "NOT started: the gateway cannot reach its database, so nothing was recorded and no "
-    "provider was called. Retry after {retry} seconds with the same Idempotency-Key."
-)
 
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
 _GONE_ERRNOS = {
