@@ -27,6 +27,22 @@ POINTS = [
         False,
         "contract_violation",
     ),
+    # A replay sent and answered with a second job (the provider breaks its token), the
+    # answer never recorded; the restarted lookup lists only the first job (the second
+    # is not listed yet): replaying again names the second, and both are named.
+    (
+        "before_apply_reconciling",
+        {"name": "different_job_id", "list_delay": 2},
+        False,
+        "contract_violation",
+    ),
+    # ... and a provider that keeps its token answers the replay again with the same job.
+    (
+        "before_apply_reconciling",
+        {"name": "lost_create_response", "list_delay": 2},
+        False,
+        "succeeded",
+    ),
     # The first create refused as overloaded (nothing made): killed after recording that
     # proof, and after announcing the second create (which may or may not have gone).
     ("after_create_pending", {"name": "slow", "polls": 1, "overloaded": 1}, False, "succeeded"),
