@@ -79,7 +79,9 @@ def build_context(
     (app/core/db/db_clock.py; `measuring` keeps it measured)."""
     if clock is None:
         clock = DatabaseClock(
-            host_clock or SystemClock(), limit_seconds=settings.clock_skew_limit_seconds
+            host_clock or SystemClock(),
+            limit_seconds=settings.clock_skew_limit_seconds,
+            max_round_trip_seconds=settings.clock_max_round_trip_seconds,
         )
     # Spans (JOBGATE_OTEL=on) for the gateway and the standalone observer alike; the lifespan
     # shuts them down, `observe` flushes at exit (tracing.setup).

@@ -27,7 +27,11 @@ def keys(command: str, name: str | None, role: str | None) -> int:
     async def run() -> int:
         settings = Settings()
         db = audit.audited_database(settings)
-        clock = DatabaseClock(SystemClock(), limit_seconds=settings.clock_skew_limit_seconds)
+        clock = DatabaseClock(
+            SystemClock(),
+            limit_seconds=settings.clock_skew_limit_seconds,
+            max_round_trip_seconds=settings.clock_max_round_trip_seconds,
+        )
         await clock.try_measure(db)  # created_at, revoked_at: the database's clock
         now = clock.now()
         try:

@@ -45,10 +45,16 @@ class Settings(BaseSettings):
     is ended by the server, which releases its locks; 0: no bound."""
     clock_skew_limit_seconds: float = Field(default=2.0, gt=0)
     """The largest offset between this host's clock and the database's that a process
-    accepts; beyond it the process is not ready (`/v1/readyz` 503), says so in its log and
-    `/metrics`, and its observer claims no work (docs/operations.md, "Clocks")."""
+    accepts, and the largest jump of its wall clock against monotonic time between two
+    measurements; beyond either the process is not ready (`/v1/readyz` 503), says so in
+    its log and `/metrics`, and its observer claims no work (docs/operations.md,
+    "Clocks")."""
     clock_check_seconds: float = Field(default=30.0, gt=0)
     """How often (real seconds) a process measures its clock against the database's."""
+    clock_max_round_trip_seconds: float = Field(default=0.5, gt=0)
+    """A read of the database's clock whose round trip takes longer (a busy event loop, a
+    slow network) is discarded; a measurement keeps the fastest of its reads, and one
+    with none this fast is tried again a second later (docs/operations.md, "Clocks")."""
     data_dir: Path = Path("./data")
     """Where the SQLite default and stored results live."""
     profiles_dir: Path | None = None

@@ -1,8 +1,8 @@
 """A database out of reach is a clear answer (docs/operations.md, "When storage or the
 database fails"): every route answers `503 database_unavailable` with Retry-After and
-words, never a bare 500, nothing is recorded or sent, and the gateway recovers by itself
-when the database is back. The gateway reaches PostgreSQL through a proxy the test cuts;
-the server itself keeps running for the other tests.
+words true of the call, never a bare 500, nothing is recorded or sent, and the gateway
+recovers by itself when the database is back. The gateway reaches PostgreSQL through a
+proxy the test cuts; the server itself keeps running for the other tests.
 """
 
 from __future__ import annotations
@@ -42,8 +42,10 @@ async def test_while_the_database_is_gone_every_answer_is_503_and_nothing_is_wri
     for r in (listed, created):
         assert r.status_code == 503, r.text
         assert r.json()["error"]["code"] == "database_unavailable"
-        assert "NOT started" in r.json()["error"]["message"]
         assert r.headers["Retry-After"] == "30"
+    assert listed.json()["error"]["message"].startswith("NOT read")  # a read changes nothing
+    assert created.json()["error"]["message"].startswith("NOT started")  # no intent reached it
+    assert created.json()["error"]["details"]["intent_recorded"] is False
     ready = await gateway.http.get("/v1/readyz")
     assert ready.status_code == 503
     proxy.restore()

@@ -27,6 +27,24 @@ POINTS = [
         False,
         "contract_violation",
     ),
+    # A replay sent and answered with a second job (the provider breaks its token), the
+    # answer never recorded; the restarted lookup lists only the first job (the second
+    # is not listed yet): replaying again names the second, and both are named. (On a
+    # loaded machine the lease may lapse before the replay is sent: then the one job is
+    # found and `succeeded` is right, checked below by the provider's count.)
+    (
+        "before_apply_reconciling",
+        {"name": "different_job_id", "list_delay": 2},
+        False,
+        ("contract_violation", "succeeded"),
+    ),
+    # ... and a provider that keeps its token answers the replay again with the same job.
+    (
+        "before_apply_reconciling",
+        {"name": "lost_create_response", "list_delay": 2},
+        False,
+        "succeeded",
+    ),
     # The first create refused as overloaded (nothing made): killed after recording that
     # proof, and after announcing the second create (which may or may not have gone).
     ("after_create_pending", {"name": "slow", "polls": 1, "overloaded": 1}, False, "succeeded"),
@@ -60,7 +78,7 @@ def test_restart_resumes_from_the_record(
     point: str,
     scenario: dict[str, Any],
     cancel: bool,
-    end: str,
+    end: str | tuple[str, ...],
     database_url: str,
     mock_url: str,
     mock_client: httpx2.Client,
@@ -90,11 +108,11 @@ def test_restart_resumes_from_the_record(
         final = httpx2.get(
             f"{url}/v1/operations/{op_id}/wait", params={"timeout": 20}, timeout=30
         ).json()
-        assert final["state"] == end, final
+        assert final["state"] in ((end,) if isinstance(end, str) else end), final
         hist = httpx2.get(f"{url}/v1/operations/{op_id}/history").json()["items"]
     token = next(h["data"]["provider_token"] for h in hist if h["to_state"] == "create_pending")
     stats = mock_client.get("/_mock/stats", params={"token": token}).json()
-    if end == "contract_violation":  # the provider made two; the gateway says so
+    if final["state"] == "contract_violation":  # the provider made two; the gateway says so
         assert sorted(final["error"]["details"]["job_ids"]) == sorted(stats["jobs_by_token"][token])
         return
     assert len(stats["jobs_by_token"][token]) == 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import libfaketime
 
@@ -31,3 +32,25 @@ def child_clock_offset(env: dict[str, str]) -> float:
         check=True,
     )
     return float(out.stdout) - before
+
+
+def jumpable_env(timestamp_file: Path) -> dict[str, str]:
+    """The environment that runs a child whose wall clock is whatever offset
+    `timestamp_file` holds (libfaketime's syntax, "+0", "+1h", "-1h"), read again at every
+    call, so the test can step the clock of a process that is running."""
+    _, env = libfaketime.get_reload_information()
+    if not timestamp_file.exists():
+        timestamp_file.write_text("+0\n")
+    return {
+        **env,
+        "FAKETIME_TIMESTAMP_FILE": str(timestamp_file),
+        "FAKETIME_NO_CACHE": "1",
+        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+    }
+
+
+def step_clock(timestamp_file: Path, offset: str) -> None:
+    """Step the wall clock of every child run with `jumpable_env(timestamp_file)`."""
+    tmp = timestamp_file.with_suffix(".tmp")
+    tmp.write_text(f"{offset}\n")
+    tmp.replace(timestamp_file)  # whole, never half-written

@@ -15,11 +15,13 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any
 
+import asyncpg
 from sqlalchemy.engine import make_url
 from sqlalchemy.engine.interfaces import Dialect
 
 from app.core.config import PING_AFTER_IDLE_SECONDS
 from app.core.db import txn as txn_module
+from app.core.db import write_faults
 from app.core.db.drivers.conn_pool import DROP, Connection, Pool
 from app.core.db.sqlexec import Compiler
 from app.core.db.txn import CommitHook, Txn
@@ -96,7 +98,12 @@ class Database:
             return await SqliteConnection.open(sqlite_path(self.url))
         from app.core.db.drivers.pg_conn import PgConnection
 
-        return await PgConnection.open(self.url, self._session_settings)
+        try:
+            return await PgConnection.open(self.url, self._session_settings)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as err:
+            # Refused, timed out, not accepting connections, a login refused: whatever
+            # the reason, this call has no database (write_faults.kind_of).
+            raise write_faults.Unreachable(f"cannot connect to the database: {err}") from err
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Txn]:

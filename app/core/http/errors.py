@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from app.core.db import write_faults
+from app.core.http import fault_words
 from app.core.text import degrade
 
 log = logging.getLogger(__name__)
@@ -201,32 +202,34 @@ def install(app: FastAPI) -> None:
         )
 
     async def _write_fault(request: Request, exc: Exception) -> JSONResponse:
-        """Storage full or database gone: a documented answer with Retry-After, and the
-        connection kept (a handler here, unlike the catch-all below, answers without
-        re-raising, so the server does not close the connection)."""
+        """Storage full or database gone: a documented answer with Retry-After, in words
+        true of this call (app/core/http/fault_words.py), and the connection kept (a
+        handler here, unlike the catch-all below, answers without re-raising, so the
+        server does not close the connection)."""
         kind = write_faults.kind_of(exc)
         if kind is None:
             return await _unexpected(request, exc)
         log.warning("%s: %s", kind, exc)
         retry = write_faults.RETRY_AFTER_SECONDS
-        status, words = {
-            "storage_full": (507, write_faults.STORAGE_FULL_MESSAGE),
-            "database_busy": (503, write_faults.DATABASE_BUSY_MESSAGE),
-        }.get(kind, (503, write_faults.DATABASE_GONE_MESSAGE))
+        call = fault_words.call_of(request.method, request.url.path)
+        message, details = fault_words.words(kind, call, retry, fault_words.find_create(exc))
         return error_response(
-            status,
+            507 if kind == "storage_full" else 503,
             kind,
-            words.format(retry=retry),
-            {"retry_after_seconds": retry},
+            message,
+            details,
             headers={"Retry-After": str(retry)},
         )
 
     for fault in (OSError, sqlite3.Error, SQLAlchemyError, asyncpg.PostgresError,
-                  asyncpg.InterfaceError):  # fmt: skip
+                  asyncpg.InterfaceError, asyncpg.InternalClientError,
+                  ExceptionGroup, fault_words.CreateInterrupted):  # fmt: skip
         app.add_exception_handler(fault, _write_fault)
 
     @app.exception_handler(Exception)
-    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        if write_faults.kind_of(exc) is not None:  # infrastructure, whatever wraps it
+            return await _write_fault(request, exc)
         log.exception("unhandled error")
         return error_response(
             500,

@@ -86,12 +86,12 @@ OPERATIONS = Gauge(
 CLOCK_OFFSET = Gauge(
     "jobgate_clock_offset_seconds",
     "The database's clock minus this host's, as last measured (app/core/db/db_clock.py); "
-    "every time this process computes is corrected by it.",
+    "every time this process computes counts from the database's reading, not this host's.",
 )
 CLOCK_SKEWED = Gauge(
     "jobgate_clock_skewed",
-    "1 while the measured offset is beyond JOBGATE_CLOCK_SKEW_LIMIT_SECONDS (this process "
-    "claims no work then), else 0.",
+    "1 while the measured offset is beyond JOBGATE_CLOCK_SKEW_LIMIT_SECONDS, or the wall "
+    "clock jumped since the last measurement (this process claims no work then), else 0.",
 )
 # Seconds from an operation's intent to its end: a fast mock (s) to a day-long batch.
 OPERATION_BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0,
@@ -221,6 +221,13 @@ def clock_measured(offset: float, refusal: str | None, before: str | None) -> No
             offset,
             extra={"event": "clock_skew", "offset_seconds": offset},
         )
+
+
+def clock_jumped(jump: float, refusal: str | None) -> None:
+    """The wall clock moved against monotonic time beyond the bound: WARNING, once per
+    jump (the measurement that follows logs whether the clock is trusted again)."""
+    CLOCK_SKEWED.set(1)
+    log.warning("%s", refusal, extra={"event": "clock_jump", "jump_seconds": jump})
 
 
 def held_poll(now: datetime, due: datetime) -> None:

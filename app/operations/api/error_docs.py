@@ -10,10 +10,21 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.db import write_faults
+from app.core.http import fault_words
 from app.core.http.errors import verdict_of
 from app.operations.contract.schemas import ErrorBody, ErrorWithOperation
 
 OP = "op_01JD7ZQ6R4X0P8V6N1K2M3B4C5"
+
+
+def _fault_example(kind: str) -> str:
+    """A fault's words for a create whose intent was recorded (the answer other calls
+    get is in docs/operations.md, "What a 503 says")."""
+    create = fault_words.CreateInterrupted("recorded", OP)
+    retry = write_faults.RETRY_AFTER_SECONDS
+    return fault_words.words(kind, "create", retry, create)[0]
+
+
 _BODY_EXAMPLE: dict[str, Any] = {  # abridged: the full body is OperationBody
     "operation_id": OP,
     "status": "succeeded",
@@ -184,18 +195,9 @@ CODES: dict[str, tuple[int, str]] = {
     ),
     "webhook_secret_invalid": (503, "The configured webhook secret is not valid base64."),
     "internal_error": (500, "The gateway hit an internal error; nothing was reported as done."),
-    "storage_full": (
-        507,
-        write_faults.STORAGE_FULL_MESSAGE.format(retry=write_faults.RETRY_AFTER_SECONDS),
-    ),
-    "database_busy": (
-        503,
-        write_faults.DATABASE_BUSY_MESSAGE.format(retry=write_faults.RETRY_AFTER_SECONDS),
-    ),
-    "database_unavailable": (
-        503,
-        write_faults.DATABASE_GONE_MESSAGE.format(retry=write_faults.RETRY_AFTER_SECONDS),
-    ),
+    "storage_full": (507, _fault_example("storage_full")),
+    "database_busy": (503, _fault_example("database_busy")),
+    "database_unavailable": (503, _fault_example("database_unavailable")),
 }
 # Codes whose answer carries the operation's body beside the error.
 ABOUT_OPERATION = frozenset(

@@ -57,26 +57,45 @@ async def by_token(
     ctx: AppContext, profile: Profile, op: Operation, cap: TokenHonoured
 ) -> Decision:
     """Lookup, then (nothing listed, deadline not passed) a replay with the same token,
-    confirmed by a second lookup: two ids for one token is the provider's violation."""
+    confirmed by a second lookup: two ids for one token is the provider's violation.
+
+    A replay whose answer may be lost (one was announced before this step: the process
+    died after sending it, or its answer named no job) is settled by replaying again,
+    never by a lookup alone: a lagging listing may show only the first job while the
+    lost answer named another. A provider that keeps its token answers the same job; one
+    that broke it names a second, and the operation is a `contract_violation` naming
+    both (docs/single-create.md, "A broken token and a crash together")."""
     final = deadline_passed(op.create_deadline_at, ctx.now())
     ex: list[Exchange] = []
     if final and cap.lookup is None:  # past the deadline only reads, and there is none
         return unconfirmed(ctx, profile, op, cap, "create deadline passed")
+    listed: list[str] = []
     if cap.lookup is not None:
         found = await look(ctx, profile, op)
         ex += found.exchanges
         if found.outcome != Outcome.OK:
             return unresolved(ctx, profile, op, cap, ex, "the lookup failed", found)
-        if found.job_ids:
-            return _judge(op, cap, found.job_ids, ex, "lookup", sends=None)
+        listed = list(found.job_ids)
         if final:  # past the deadline: reads only, never a replay
+            if listed:
+                return _judge(op, cap, listed, ex, "lookup", sends=None)
             why = "the last lookup found no job"
             return unconfirmed(ctx, profile, op, cap, f"create deadline passed ({why})", ex)
-    replay = await send_create(ctx, profile, op, cap.replay(op))
+    async with ctx.db.read() as txn:
+        # An earlier replay was announced: its answer may never have reached a decision.
+        lost_replay = (await repo.create_tally(txn, op.id)).replays > 0
+    if listed and (len(listed) > 1 or not lost_replay):
+        return _judge(op, cap, listed, ex, "lookup", sends=None)
+    permit, _ = await cap.announced_replay(ctx, op)
+    if permit is None:
+        return unresolved(ctx, profile, op, cap, ex, "the lease was lost before the replay", None)
+    replay = await send_create(ctx, profile, op, permit)
     ex += exchanges_of(replay)
     replay_id = replay.remote_job_id if replay.outcome == Outcome.OK else None
     if replay_id is None:
         if replay.outcome == Outcome.REJECTED:
+            if listed:  # refused as a duplicate of the job the lookup found
+                return _judge(op, cap, listed, ex, "lookup", sends=None)
             return Decision(
                 State.FAILED,
                 "provider rejected the create and holds no job for it",
@@ -85,7 +104,10 @@ async def by_token(
                 exchanges=ex,
             )
         return unresolved(ctx, profile, op, cap, ex, "no answer names a job", replay)
-    ids = [replay_id]
+    ids = _union(listed, [replay_id])
+    if listed:  # the lookup's job and the replay's answer: one job, or a broken token
+        how = "lookup and a replay with the same token"
+        return _judge(op, cap, ids, ex, how, sends=None, replay=replay)
     if cap.lookup is not None:
         confirm = await look(ctx, profile, op)
         ex += confirm.exchanges
@@ -93,8 +115,37 @@ async def by_token(
             return unresolved(
                 ctx, profile, op, cap, ex, "the check after the replay failed", confirm
             )
-        ids += [i for i in confirm.job_ids if i != replay_id]
+        ids = _union(ids, confirm.job_ids)
+        if len(ids) > 1 or replay_id in confirm.job_ids:
+            return _judge(op, cap, ids, ex, "create replay", sends=None, replay=replay)
+    if lost_replay:  # one answer alone, while another may be lost: ask the token again
+        return await _replay_again(ctx, profile, op, cap, replay, ex)
     return _judge(op, cap, ids, ex, "create replay", sends=None, replay=replay)
+
+
+async def _replay_again(
+    ctx: AppContext,
+    profile: Profile,
+    op: Operation,
+    cap: TokenHonoured,
+    replay: CallResult,
+    ex: list[Exchange],
+) -> Decision:
+    """A second replay in this step: the same job again settles it; another is a broken
+    token (`contract_violation`, both named); no answer, reconcile again later."""
+    permit, _ = await cap.announced_replay(ctx, op)
+    if permit is None:
+        return unresolved(ctx, profile, op, cap, ex, "the lease was lost before the replay", None)
+    again = await send_create(ctx, profile, op, permit)
+    ex += exchanges_of(again)
+    if again.outcome != Outcome.OK or again.remote_job_id is None:
+        return unresolved(ctx, profile, op, cap, ex, "the second replay named no job", again)
+    ids = _union([replay.remote_job_id or ""], [again.remote_job_id])
+    return _judge(op, cap, ids, ex, "two replays with the same token", sends=None, replay=again)
+
+
+def _union(first: list[str], more: list[str]) -> list[str]:
+    return first + [i for i in more if i not in first]
 
 
 async def by_lookup(ctx: AppContext, profile: Profile, op: Operation, cap: LookupOnly) -> Decision:
@@ -147,7 +198,13 @@ def _judge(
             f"provider holds {len(ids)} jobs for {what}{sent}",
             Evidence(EvidenceKind.CONFLICTING_JOB_IDS, {"job_ids": sorted(ids)}),
             f"The provider holds different jobs for {what}{sent}: {sorted(ids)}. "
-            "Automation stopped; a human must pick the true job and cancel the others.",
+            "Automation stopped; a human must pick the true job and cancel the others."
+            + (
+                f" The provider broke its token, so search it by client reference {op.id} "
+                "too: it may hold more jobs than these."
+                if isinstance(cap, TokenHonoured)
+                else ""
+            ),
             details=details,
             exchanges=ex,
             notes=notes,

@@ -6,7 +6,9 @@ only four things make one:
 - `first_send(op)`: the create request's own step, while it still holds the intake
   lease in `create_pending`; nothing can have been sent for the operation before;
 - `TokenHonoured.replay(op)`: a provider that honours the idempotency token (and
-  got it on the first create too), where a second create starts no second job;
+  got it on the first create too), where a second create starts no second job
+  (`announced_replay` writes its history row first, so a replay whose answer is lost
+  stays on record);
 - `approved_send(ctx, op)`: the first create of an operation an operator approved
   (docs/policy.md); nothing was sent before the approval, and the send is announced in
   history, under the lease, before it goes, so it is made at most once this way;
@@ -82,6 +84,32 @@ class TokenHonoured:
     def replay(self, op: Operation) -> SendPermit:
         """A replay of the create with the operation's stored token."""
         return SendPermit(_MINT, op.id, "token_replay")
+
+    async def announced_replay(
+        self, ctx: AppContext, op: Operation
+    ) -> tuple[SendPermit | None, CreateTally]:
+        """A replay, announced first (a `create_replay` row with a fenced write), and the
+        tally before it: should the process die after sending it, the next holder knows
+        a replay's answer may be lost, and settles it by replaying again rather than by a
+        lookup alone (docs/single-create.md). None when the lease was lost."""
+        now = ctx.now()
+        fence = Fence(op.lease_owner or "", op.lease_token)
+        async with ctx.db.transaction() as txn:
+            tally = await repo.create_tally(txn, op.id)
+            fenced = await repo.fenced_update(txn, op.id, fence=fence, at=now, fields={})
+            if not fenced:  # the lease was lost: the new holder decides
+                return None, tally
+            row = ledger.row(
+                op,
+                kind=repo.REPLAY_ROW,
+                actor=f"observer:{ctx.worker_id}",
+                cause=f"replay {tally.replays + 1} of the create with the same token announced",
+                now=now,
+                data={"replay": tally.replays + 1},
+            )
+            await ledger.write(txn, [row])
+        op.updated_at = now  # as written: a holder compares it with the row's (hold.py)
+        return self.replay(op), tally
 
 
 @dataclass(frozen=True)

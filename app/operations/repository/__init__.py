@@ -17,6 +17,7 @@ from app.operations.repository.leases import (
     renew_lease,
 )
 from app.operations.repository.reads import (
+    REPLAY_ROW,
     RESEND_ROW,
     CreateTally,
     ListFilter,
@@ -79,6 +80,7 @@ __all__ = [
     "Witness",
     "renew_lease",
     "result_items",
+    "REPLAY_ROW",
     "RESEND_ROW",
     "CreateTally",
     "create_tally",

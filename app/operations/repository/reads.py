@@ -83,6 +83,7 @@ async def history(txn: Txn, op_id: str, *, after: int = 0) -> list[HistoryEntry]
 
 
 RESEND_ROW = "create_resend"  # history kind: a create announced before it is sent again
+REPLAY_ROW = "create_replay"  # history kind: a token replay announced before it is sent
 _PENDING = State.CREATE_PENDING.value
 
 
@@ -93,7 +94,8 @@ class CreateTally:
     `sent`: create exchanges that were built and handed to the wire (a local refusal has
     no method); `proven`: creates proven to have made no job (each is a `create_pending ->
     create_pending` transition whose evidence carries the proof); `resends`: creates
-    announced (a `create_resend` row, committed under the lease) before being sent again.
+    announced (a `create_resend` row, committed under the lease) before being sent again;
+    `replays`: token replays announced (a `create_replay` row) before being sent.
     """
 
     sent: int = 0
@@ -101,6 +103,7 @@ class CreateTally:
     resends: int = 0
     unsent: int = 0  # of the proven: creates whose request never left
     last_proof: str | None = None
+    replays: int = 0
 
     @property
     def all_proven(self) -> bool:
@@ -122,7 +125,7 @@ async def create_tally(txn: Txn, op_id: str) -> CreateTally:
             HIST.c.operation_id == op_id,
             or_(
                 and_(HIST.c.kind == "exchange", HIST.c.cause.like("create %")),
-                HIST.c.kind == RESEND_ROW,
+                HIST.c.kind.in_((RESEND_ROW, REPLAY_ROW)),
                 and_(
                     HIST.c.kind == "transition",
                     HIST.c.from_state == _PENDING,
@@ -132,7 +135,7 @@ async def create_tally(txn: Txn, op_id: str) -> CreateTally:
         )
         .order_by(HIST.c.id)
     )
-    sent = proven = resends = unsent = 0
+    sent = proven = resends = unsent = replays = 0
     last: str | None = None
     for kind, data in (await txn.execute(stmt)).all():
         d = data if isinstance(data, dict) else {}
@@ -140,13 +143,15 @@ async def create_tally(txn: Txn, op_id: str) -> CreateTally:
             sent += d.get("operation") == "create" and bool(d.get("method"))
         elif kind == RESEND_ROW:
             resends += 1
+        elif kind == REPLAY_ROW:
+            replays += 1
         else:
             found = d.get("evidence_data")
             proof: dict[str, Any] = found if isinstance(found, dict) else {}
             proven += 1
             unsent += bool(proof.get("not_sent"))
             last = str(proof.get("proof") or "") or last
-    return CreateTally(sent, proven, resends, unsent, last)
+    return CreateTally(sent, proven, resends, unsent, last, replays)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -20,8 +21,10 @@ import rfc8785
 from sqlalchemy.exc import IntegrityError
 from ulid import ULID
 
+from app.core.db import write_faults
 from app.core.db.txn import Txn
 from app.core.http.errors import BadInput, Gone, Invalid
+from app.core.http.fault_words import CreateInterrupted, Intent
 from app.core.http.ssrf import check_callback_url
 from app.core.obs import telemetry, tracecontext
 from app.core.runtime import faults
@@ -105,6 +108,14 @@ def check_target(ctx: AppContext, req: CreateOperationRequest) -> None:
         )
 
 
+@dataclass
+class _Progress:
+    """How far a create got, for the words of a fault's answer (fault_words.py)."""
+
+    intent: Intent = "not_recorded"
+    operation_id: str | None = None
+
+
 async def create(
     ctx: AppContext,
     principal: str,
@@ -118,7 +129,33 @@ async def create(
 
     The policy (docs/policy.md) is checked for new creates only, in the transaction that
     records them: a refusal writes nothing; a create that needs approval is recorded in
-    `awaiting_approval` and nothing is started."""
+    `awaiting_approval` and nothing is started. A storage or database fault is raised as
+    `CreateInterrupted`, saying whether the intent was recorded, as far as is known."""
+    progress = _Progress()
+    try:
+        return await _create(ctx, principal, key, req, traceparent, role, progress)
+    except Exception as err:
+        kind = write_faults.kind_of(err)
+        if kind is None:
+            raise
+        intent = progress.intent
+        if intent == "unknown" and kind != "database_unavailable":
+            # The database answered the COMMIT (or the writes just before it) with a
+            # refusal: the transaction did not commit. Only a connection lost there
+            # leaves it unknown.
+            intent = "not_recorded"
+        raise CreateInterrupted(intent, progress.operation_id) from err
+
+
+async def _create(
+    ctx: AppContext,
+    principal: str,
+    key: str | None,
+    req: CreateOperationRequest,
+    traceparent: str | None,
+    role: str,
+    progress: _Progress,
+) -> tuple[Operation, bool]:
     key = check_key(key)
     check_target(ctx, req)
     check_input(ctx.profiles[req.provider], req.kind, req.input)
@@ -175,15 +212,18 @@ async def create(
                     },
                 },
             )
+            progress.intent = "unknown"  # written; a fault from here on meets the COMMIT
     except _Replay as replay:
         return _replay(replay.op, fp), True
     except IntegrityError:
+        progress.intent = "not_recorded"  # rolled back: another request holds the key
         # A concurrent request with the same key won the insert: answer as its replay.
         async with ctx.db.transaction() as txn:
             existing = await repo.get_by_key(txn, principal, key)
         if existing is None:
             raise
         return _replay(existing, fp), True
+    progress.intent, progress.operation_id = "recorded", op.id
     telemetry.transition(
         op.id, op.trace_id, None, op.state, actor=f"agent:{principal}", cause="intent recorded",
         version=0,

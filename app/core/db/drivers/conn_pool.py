@@ -91,6 +91,9 @@ class Pool:
             raise RuntimeError("the database was disposed")
         while self._idle:
             conn = self._idle.pop()
+            if not conn.usable():  # the server ended it while it sat here (its driver saw)
+                await _close(conn)
+                continue
             if not needs_ping(conn.info, self._clock(), self._ping_after):
                 return conn
             try:

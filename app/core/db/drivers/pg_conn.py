@@ -157,14 +157,20 @@ _BY_CLASS: dict[str, type[exc.DBAPIError]] = {
 def translate(conn: PgConnection, err: Exception, sql: str, args: Any) -> Exception:
     """asyncpg's error as SQLAlchemy's, as its engine raised them. A connection the server
     closed is marked for the pool to drop with every older one; one left in an unknown
-    state (asyncpg refused the call), to drop alone."""
+    state (asyncpg refused the call), to drop alone. A lost connection is raised as
+    `connection_invalidated`, which app/core/db/write_faults.py answers as unavailable."""
     if isinstance(err, _GONE) or not conn.usable():
         conn.info[GONE] = True
         return exc.OperationalError(sql, args, err, connection_invalidated=True)
     if isinstance(err, asyncpg.PostgresError):
         state = getattr(err, "sqlstate", None) or ""
         return _BY_CLASS.get(state[:2], exc.DBAPIError)(sql, args, err)
-    if isinstance(err, asyncpg.InterfaceError):
+    if isinstance(err, asyncpg.InternalClientError):
+        # "cannot switch to state ...": the protocol is mid-way through a call the server
+        # cut off; nothing more can run on it.
+        conn.info[DROP] = True
+        return exc.OperationalError(sql, args, err, connection_invalidated=True)
+    if isinstance(err, asyncpg.InterfaceError):  # misuse on a live connection: a bug
         conn.info[DROP] = True
         return exc.InterfaceError(sql, args, err)
     return err
