@@ -63,9 +63,12 @@ bench-e2e: $(STAMP)
 	$(BIN)/python bench/end_to_end.py $(BENCH_ARGS)
 
 ## make screenshots: the list, a held create, an attention case and the dashboard in
-## headless Chromium, saved in SHOTS (skipped, saying so, when Chromium is not installed)
+## headless Chromium, saved in SHOTS (Debian's chromium installed first where apt-get can;
+## skipped, saying so, when Chromium is still missing)
 SHOTS ?= docs/screenshots
 screenshots: $(STAMP)
+	command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get install -y -q chromium; } || true
 	$(BIN)/python -m tests.support.screenshots $(SHOTS)
 
 clean:
