@@ -33,6 +33,7 @@ from app.providers.calls.http_util import (
 )
 from app.providers.calls.prepare import Prepared
 from app.providers.calls.types import CallResult, Exchange, Outcome
+from app.providers.language.adapter import Adapter, SigningRequest
 from app.providers.language.profile import Profile
 from app.providers.language.secrets import CredentialError
 
@@ -134,6 +135,17 @@ class Wire:
         except Exception as exc:  # e.g. an input that is not JSON: nothing was sent
             why = f"cannot build the request: {named(exc)}"
             return self.refused_raw(prepared.operation, why, variants)
+        secret = credential.secret.reveal() if credential is not None else None
+        try:
+            signed = _signature(profile, request, secret, self._now())
+        except Exception as exc:  # the adapter's bug: nothing is sent
+            why = f"the adapter's sign failed: {named(exc)}"
+            return self.refused_raw(prepared.operation, why, variants)
+        if signed:
+            for name, value in signed.items():
+                request.headers[name] = value
+            sensitive = sensitive | {name.lower() for name in signed}
+            variants = variants + secret_variants(list(signed.values()))
         cap = profile.validation.max_bytes + ENVELOPE_BYTES
         started = time.perf_counter()
         response: httpx2.Response | None = None
@@ -228,6 +240,19 @@ class Wire:
     def refused(self, operation: str, why: str) -> CallResult:
         """A local refusal: nothing was sent."""
         return self.base(self.refused_raw(operation, why), Outcome.REJECTED, None)
+
+
+def _signature(
+    profile: Profile, request: httpx2.Request, secret: str | None, now: datetime
+) -> Mapping[str, str] | None:
+    """The headers the profile's adapter signs ``request`` with (docs/profiles.md,
+    "Python adapters"), or None."""
+    if type(profile.hooks).sign is Adapter.sign:  # no signing hook: nothing to build
+        return None
+    seen = SigningRequest(
+        request.method, str(request.url), dict(request.headers), request.read(), secret, now
+    )  # fmt: skip
+    return profile.hooks.sign(seen)
 
 
 async def _feed(response: httpx2.Response, reader: LineReader) -> tuple[bytes, bool]:

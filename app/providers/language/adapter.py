@@ -12,11 +12,12 @@ The file sits in the same directory as the profile (the bundled profiles, or
 `Adapter`. Every hook is optional: one that returns ``None`` (as the base class does)
 leaves the decision to the profile's YAML. Hooks are pure functions of the answer they
 are given: no I/O, no clock, no state kept between calls, and quick (they run on the
-gateway's event loop). An exception in a hook is a bug in the adapter: in
-`create_body` the create is not sent and the operation ends `failed`
-(`request_build_failed`); anywhere else the step that called it fails, is retried, and
-after `max_step_failures` in a row the operation stalls for a person
-(docs/profiles.md, "Python adapters").
+gateway's event loop); `sign` alone is given the time, since a request signature
+names it. An exception in a hook is a bug in the adapter: in `create_body` the create
+is not sent and the operation ends `failed` (`request_build_failed`); in `sign` the
+request is not sent (a refusal, as for a request that cannot be built); anywhere else
+the step that called it fails, is retried, and after `max_step_failures` in a row the
+operation stalls for a person (docs/profiles.md, "Python adapters").
 
 Loading Python from the profiles directory runs it with the gateway's rights, like the
 gateway's own code: that directory is configuration, writable by operators only.
@@ -27,6 +28,9 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +38,19 @@ from app.providers.language.counts import Counts
 from app.providers.language.words import RemoteClass
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+@dataclass(frozen=True)
+class SigningRequest:
+    """A request as it will be sent, for `Adapter.sign`: every header is final (the
+    credential's included), `url` carries the query, `body` is the exact bytes."""
+
+    method: str
+    url: str
+    headers: Mapping[str, str]
+    body: bytes
+    secret: str | None  # the profile's credential, revealed (None without one)
+    now: datetime  # this host's UTC time, for the signature's date
 
 
 class AdapterError(Exception):
@@ -69,6 +86,13 @@ class Adapter:
         """The create body to send for ``kind``: ``body`` is what the profile's template
         built (the input itself without a template). The token and the client reference
         are set into the returned body afterwards, where the profile says."""
+        return None
+
+    def sign(self, request: SigningRequest) -> Mapping[str, str] | None:
+        """Headers to add to ``request`` just before it is sent: a signature over its
+        method, URL, headers and body (an HMAC, a cloud's request signing) that the
+        profile's credential schemes cannot say. Their values are treated as secrets:
+        never in history, logs or `profiles check` output."""
         return None
 
     def judge_line(self, document: str, line: Any) -> bool | None:
