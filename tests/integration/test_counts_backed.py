@@ -9,7 +9,6 @@ check the same on every finished operation (tests/integration/profiles/conftest.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import pytest
 from tests.conftest import Gateway
 from tests.integration.profiles.conftest import backed, errors_of
 from tests.support.scripted_provider import create_app, profile_yaml
+from tests.support.scripted_runs import run_script, scripted_profiles
 from tests.support.servers import serve_app
 
 OK = [{"id": "a"}, {"id": "b"}]
@@ -39,33 +39,21 @@ def scripted_url() -> Iterator[str]:
 def gateway_settings(
     scripted_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, Any]:
-    profiles = tmp_path / "profiles"
-    profiles.mkdir()
-    for name, text in (
-        ("scripted", profile_yaml("scripted", itemless=False)),
-        (
-            "scripted_chars",
-            profile_yaml("scripted_chars", itemless=False, inline=True, unit="characters"),
+    texts = {
+        "scripted": profile_yaml("scripted", itemless=False),
+        "scripted_chars": profile_yaml(
+            "scripted_chars", itemless=False, inline=True, unit="characters"
         ),
-        ("scripted_one", profile_yaml("scripted_one", itemless=True)),
-    ):
-        (profiles / f"{name}.yaml").write_text(text)
-    monkeypatch.setenv("JOBGATE_SCRIPTED_URL", scripted_url)
-    return {"profiles_dir": profiles}
+        "scripted_one": profile_yaml("scripted_one", itemless=True),
+    }
+    return scripted_profiles(tmp_path, monkeypatch, scripted_url, texts)
 
 
 async def run(gateway: Gateway, provider: str, script: dict[str, Any]) -> dict[str, Any]:
-    body = {"provider": provider, "kind": "run", "input": script}
-    r = await gateway.http.post(
-        "/v1/operations", json=body, headers={"Idempotency-Key": uuid.uuid4().hex}
-    )
-    assert r.status_code == 202, r.text
-    op_id = r.json()["operation_id"]
-    await gateway.run_until_done(op_id, step=5.0, max_ticks=60)
-    done = (await gateway.http.get(f"/v1/operations/{op_id}/wait", params={"timeout": 1})).json()
-    assert done["done"] is True, done
-    backed(done, await errors_of(gateway, op_id))
-    return dict(done)
+    """`run_script`, then every count of the end is checked against `/errors`."""
+    done = await run_script(gateway, provider, script)
+    backed(done, await errors_of(gateway, done["operation_id"]))
+    return done
 
 
 async def test_failed_items_counted_but_not_listed_are_said_so(gateway: Gateway) -> None:

@@ -23,6 +23,7 @@ import pytest
 
 from tests.conftest import Gateway
 from tests.support.scripted_provider import create_app, profile_yaml
+from tests.support.scripted_runs import run_script, scripted_profiles
 from tests.support.servers import serve_app
 
 FINAL = {"state": "succeeded", "counts": {"total": 1, "succeeded": 1, "failed": 0,
@@ -40,26 +41,14 @@ def scripted_url() -> Iterator[str]:
 def gateway_settings(
     scripted_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, Any]:
-    profiles = tmp_path / "profiles"
-    profiles.mkdir()
-    (profiles / "scripted.yaml").write_text(profile_yaml("scripted", itemless=False))
-    declared = profile_yaml("scripted_declared", itemless=False, job_failed=[422])
-    (profiles / "scripted_declared.yaml").write_text(declared)
-    monkeypatch.setenv("JOBGATE_SCRIPTED_URL", scripted_url)
-    return {"profiles_dir": profiles}
+    texts = {
+        "scripted": profile_yaml("scripted", itemless=False),
+        "scripted_declared": profile_yaml("scripted_declared", itemless=False, job_failed=[422]),
+    }
+    return scripted_profiles(tmp_path, monkeypatch, scripted_url, texts)
 
 
-async def run(gateway: Gateway, provider: str, script: dict[str, Any]) -> dict[str, Any]:
-    body = {"provider": provider, "kind": "run", "input": script}
-    r = await gateway.http.post(
-        "/v1/operations", json=body, headers={"Idempotency-Key": uuid.uuid4().hex}
-    )
-    assert r.status_code == 202, r.text
-    op_id = r.json()["operation_id"]
-    await gateway.run_until_done(op_id, step=5.0, max_ticks=60)
-    done = (await gateway.http.get(f"/v1/operations/{op_id}/wait", params={"timeout": 1})).json()
-    assert done["done"] is True, done
-    return dict(done)
+run = run_script
 
 
 def reads_of(scripted_url: str, job_id: str) -> dict[str, int]:
