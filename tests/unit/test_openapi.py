@@ -77,3 +77,24 @@ def test_errors_about_an_operation_document_its_body() -> None:
         for example in conflict["examples"].values():
             operation = example["value"]["operation"]
             assert operation.get("outcome") == ("succeeded" if operation["done"] else None)
+
+
+def test_no_schema_lets_other_keys_past_a_key_pattern() -> None:
+    """A pattern on a dict's key type is documented as `patternProperties`, which lets
+    any key that does not match through the schema while the server refuses it (the
+    fuzzer's "schema-valid request rejected"): keys are typed by an alias instead
+    (`Text`, `LabelKey`), documented as `propertyNames`."""
+    found: list[str] = []
+
+    def walk(node: object, where: str) -> None:
+        if isinstance(node, dict):
+            if "patternProperties" in node:
+                found.append(where)
+            for key, value in node.items():
+                walk(value, f"{where}/{key}")
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, f"{where}/{i}")
+
+    walk(document(), "")
+    assert found == [], found

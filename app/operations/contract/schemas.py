@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl
+from typing_extensions import TypeAliasType
 
 from app.core.http.json_guard import MAX_SAFE_INTEGER, NO_NUL, JsonObject
 from app.providers.language.words import SingleCreate
@@ -14,8 +15,15 @@ MAX_LABELS = 20
 # plain; a longer one is refused (422, nothing written) rather than stored or cut.
 LABEL_KEY_CHARS = 64
 LABEL_VALUE_CHARS = 256
-LabelKey = Annotated[str, Field(min_length=1, max_length=LABEL_KEY_CHARS, pattern=NO_NUL)]
-LabelValue = Annotated[str, Field(max_length=LABEL_VALUE_CHARS, pattern=NO_NUL)]
+# Aliases, as `Text` is (app/core/http/json_guard.py): a pattern on a dict's key type is
+# documented as `patternProperties`, which lets a key with a NUL through the schema
+# while the server refuses it (a schema-valid request rejected).
+LabelKey = TypeAliasType(
+    "LabelKey", Annotated[str, Field(min_length=1, max_length=LABEL_KEY_CHARS, pattern=NO_NUL)]
+)
+LabelValue = TypeAliasType(
+    "LabelValue", Annotated[str, Field(max_length=LABEL_VALUE_CHARS, pattern=NO_NUL)]
+)
 
 
 class DeadlinesIn(BaseModel):
