@@ -30,6 +30,7 @@ from sqlmodel import Field, SQLModel
 
 from app.core.db.database import Database
 from app.core.db.row_table import table_of
+from app.core.db.txn import Txn
 from app.core.db.types import UTCDateTime
 
 BOOT_ID_FILE = Path("/proc/sys/kernel/random/boot_id")
@@ -113,10 +114,20 @@ async def shared_anchor(db: Database, boot_id: str, wall: datetime, boottime: fl
     return anchor
 
 
-async def adopt_host(db: Database, boot_id: str, wall: datetime, boottime: float) -> Anchor:
+async def adopt_host(
+    db: Database,
+    boot_id: str,
+    wall: datetime,
+    boottime: float,
+    *,
+    also: Callable[[Txn], None] | None = None,
+) -> Anchor:
     """Re-take this boot's anchor from the host's readings now (`jobgate clock
-    --adopt-host`): from then on the reference is the host's clock as it reads now."""
+    --adopt-host`): from then on the reference is the host's clock as it reads now.
+    `also` runs in the same transaction (the caller's audit entry)."""
     async with db.transaction() as txn:
+        if also is not None:
+            also(txn)
         moved = await txn.execute(
             update(ANCHORS)
             .where(ANCHORS.c.boot_id == boot_id)
