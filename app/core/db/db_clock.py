@@ -68,7 +68,7 @@ class ClockHealth:
 
     limit_seconds: float = math.inf
     offset_seconds: float = 0.0
-    measured: bool = True  # a clock that needs no measuring (a test's, SQLite's host)
+    measured: bool = True  # a clock that needs no measuring (a test's)
     skewed: bool = False  # the offset is beyond the limit in enough reads
     jump_seconds: float | None = None  # the wall clock's jump seen since the measurement
     watch: Callable[[], object] | None = None  # looks for a jump first (the clock's own)
