@@ -1,5 +1,5 @@
 """The `jobgate` command: serve, observe, mock-provider, fake-provider, profiles, policy,
-migrate, keys, audit, prune, backup, mcp, ops."""
+migrate, keys, audit, prune, backup, clock, mcp, ops."""
 
 from __future__ import annotations
 
@@ -381,7 +381,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp.set_defaults(func=_mcp)
 
+    from app.clock_command import add_parser as add_clock
     from app.ops_cli.commands import add_parser as add_ops
+
+    add_clock(sub)  # `jobgate clock [--adopt-host]` (app/clock_command.py)
 
     add_ops(sub)  # `jobgate ops ...` (app/ops_cli)
     return parser

@@ -8,8 +8,10 @@ nothing, and nothing it computed fires early (deadlines and leases are on the
 database's clock). Phase two: a normal gateway joins, and every operation ends
 succeeded with exactly one provider job; none becomes `create_unconfirmed`.
 
-On SQLite the database is a file on the host: the host's clock is the reference, so
-there is no second clock to disagree with (the in-process test covers that case).
+PostgreSQL only: on SQLite the reference is the boot's clock anchor, and phase one's
+skewed processes would be the first of the boot to measure, so the anchor would take
+their time (the case `jobgate clock --adopt-host` is for, docs/operations.md "Clocks");
+test_clock_skew.py covers SQLite with a normal gateway measuring first.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """A child process whose wall clock is off by a fixed amount: libfaketime's LD_PRELOAD
 (the PyPI package `libfaketime` ships the compiled library). Monotonic time is left
-alone, so timeouts and sleeps inside the process stay real."""
+alone, so timeouts and sleeps inside the process stay real; so is CLOCK_BOOTTIME, which
+SQLite's clock anchor counts from (`child_clock_offsets` shows both, as a test's premise)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,34 @@ def child_clock_offset(env: dict[str, str]) -> float:
         check=True,
     )
     return float(out.stdout) - before
+
+
+def child_clock_offsets(env: dict[str, str]) -> dict[str, float]:
+    """Seconds each clock of a child run with `env` reads ahead of this process's:
+    `wall`, `monotonic` and `boottime` (Linux)."""
+    import json
+    import os
+    import time
+
+    code = (
+        "import json, time; print(json.dumps({'wall': time.time(), "
+        "'monotonic': time.monotonic(), "
+        "'boottime': time.clock_gettime(time.CLOCK_BOOTTIME)}))"
+    )
+    before = {
+        "wall": time.time(),
+        "monotonic": time.monotonic(),
+        "boottime": time.clock_gettime(time.CLOCK_BOOTTIME),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    seen = json.loads(out.stdout)
+    return {name: float(seen[name]) - before[name] for name in before}
 
 
 def jumpable_env(timestamp_file: Path) -> dict[str, str]:

@@ -198,12 +198,15 @@ async def test_a_jump_during_a_read_discards_that_read() -> None:
     assert clock.health.offset_seconds == pytest.approx(-HOUR, abs=0.1)
 
 
-async def test_sqlite_is_its_own_reference() -> None:
+async def test_sqlite_without_a_boot_anchor_is_its_own_reference() -> None:
+    """No boot id (not Linux): the host's clock is the reference, as docs/operations.md
+    says; tests/unit/test_host_anchor.py covers the anchor."""
+
     class Sqlite:
         is_sqlite = True
 
     host = Host(START + timedelta(hours=1))
-    clock = clock_on(host)
+    clock = clock_on(host, boot_id=lambda: None)
     assert await clock.measure(Sqlite()) == 0.0  # type: ignore[arg-type]
     assert clock.now() == host.wall.now() and clock.health.refusal() is None
     host.jump(-HOUR)  # a jump is caught on SQLite too

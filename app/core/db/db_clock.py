@@ -7,7 +7,11 @@ process reads the database's clock (`SELECT clock_timestamp()` on PostgreSQL) at
 and every `JOBGATE_CLOCK_CHECK_SECONDS`, and its `now()` is that last reading plus the
 monotonic time elapsed since: the host's wall clock is not in it, so a wall clock
 stepped while the process runs moves no time it computes. On SQLite the database is a
-file on this host, so the host's clock read at the measurement is the reference.
+file on this host with no clock of its own: the reference is this boot's anchor, the
+host's wall time and `CLOCK_BOOTTIME` written once by the first process of the boot and
+read by all (app/core/db/host_anchor.py), plus `CLOCK_BOOTTIME` since, so a wall clock
+stepped later shows as skew here too; where there is no anchor (no boot id or no
+`CLOCK_BOOTTIME`: not Linux) the host's clock read at the measurement is the reference.
 
 One measurement is several reads (`SAMPLES`); a read whose round trip took longer than
 `JOBGATE_CLOCK_MAX_ROUND_TRIP_SECONDS` (a busy event loop, a slow network) is discarded,
@@ -36,6 +40,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import text
 
+from app.core.db import host_anchor
 from app.core.db.database import Database
 from app.core.obs import telemetry
 from app.core.runtime.clock import Clock
@@ -50,6 +55,12 @@ JUMP_CHECK_SECONDS = 0.5  # how often the measuring loop compares wall and monot
 
 Monotonic = Callable[[], float]
 
+# What a skew on SQLite tells the operator: the anchor is kept until told otherwise.
+ANCHOR_WAY_OUT = (
+    "; the reference is this boot's clock anchor (SQLite): set the host's clock right, or, "
+    "if the anchor was taken while the clock was wrong, run `jobgate clock --adopt-host`"
+)
+
 
 @dataclass
 class ClockHealth:
@@ -57,10 +68,11 @@ class ClockHealth:
 
     limit_seconds: float = math.inf
     offset_seconds: float = 0.0
-    measured: bool = True  # a clock that needs no measuring (a test's, SQLite's host)
+    measured: bool = True  # a clock that needs no measuring (a test's)
     skewed: bool = False  # the offset is beyond the limit in enough reads
     jump_seconds: float | None = None  # the wall clock's jump seen since the measurement
     watch: Callable[[], object] | None = None  # looks for a jump first (the clock's own)
+    anchored: bool = False  # the reference is this boot's anchor (SQLite on Linux)
 
     def refusal(self) -> str | None:
         """Why this process must not claim work now; None when its clock is trusted."""
@@ -71,11 +83,12 @@ class ClockHealth:
         if self.jump_seconds is not None:
             return self.jump_words()
         if self.skewed:
-            return (
+            words = (
                 f"clock skew: this host's clock is {-self.offset_seconds:+.3f} s off the "
                 f"database's, beyond the bound of {self.limit_seconds:g} s "
                 "(JOBGATE_CLOCK_SKEW_LIMIT_SECONDS)"
             )
+            return words + ANCHOR_WAY_OUT if self.anchored else words
         return None
 
     def jump_words(self) -> str:
@@ -131,8 +144,11 @@ class DatabaseClock:
         limit_seconds: float,
         max_round_trip_seconds: float = 0.5,
         monotonic: Monotonic = time.monotonic,
+        boot_id: host_anchor.BootId = host_anchor.read_boot_id,
+        boottime: host_anchor.Boottime = host_anchor.read_boottime,
     ) -> None:
         self.host = host
+        self._boot_id, self._boottime = boot_id, boottime
         self.health = ClockHealth(limit_seconds=limit_seconds, measured=False)
         self.health.watch = self.check_jump
         self.max_round_trip = max_round_trip_seconds
@@ -166,25 +182,47 @@ class DatabaseClock:
     async def sleep(self, seconds: float) -> None:
         await self.host.sleep(seconds)  # a duration: the reference does not change it
 
-    async def _sample(self, db: Database) -> Sample:
-        if db.is_sqlite:  # the reference is this host's own clock, read now
-            wall, mono = self.host.now(), self._mono()
-            return Sample(wall, wall, mono, 0.0)
-        async with db.read() as txn:
-            w0, m0 = self.host.now(), self._mono()
-            reference: datetime = (await txn.execute(text(REFERENCE_SQL))).scalar_one()
-            m1, w1 = self._mono(), self.host.now()
+    def _timed(self, reference: datetime, w0: datetime, m0: float) -> Sample:
+        """A read of `reference` begun at wall `w0`, monotonic `m0`, ended now."""
+        m1, w1 = self._mono(), self.host.now()
         trip = m1 - m0
         wall_trip = (w1 - w0).total_seconds()
         if abs(wall_trip - trip) > self.health.limit_seconds:  # the wall clock jumped mid-read
             trip = math.inf
         return Sample(reference, w0 + (w1 - w0) / 2, m0 + trip / 2, trip)
 
+    async def _sample(self, db: Database) -> Sample:
+        async with db.read() as txn:
+            w0, m0 = self.host.now(), self._mono()
+            reference: datetime = (await txn.execute(text(REFERENCE_SQL))).scalar_one()
+            return self._timed(reference, w0, m0)
+
+    async def _host_samples(self, db: Database) -> list[Sample]:
+        """SQLite's reads: this boot's anchor plus `CLOCK_BOOTTIME` since, `SAMPLES` times
+        (no round trip to speak of); without an anchor, the host's clock itself."""
+        boot_id, boottime = self._boot_id(), self._boottime()
+        if boot_id is None or boottime is None:
+            self.health.anchored = False
+            wall, mono = self.host.now(), self._mono()
+            return [Sample(wall, wall, mono, 0.0)]
+        anchor = await host_anchor.shared_anchor(db, boot_id, self.host.now(), boottime)
+        self.health.anchored = True
+        samples = []
+        for _ in range(SAMPLES):
+            w0, m0 = self.host.now(), self._mono()
+            now_boot = self._boottime()
+            reference = anchor.at(boottime if now_boot is None else now_boot)
+            samples.append(self._timed(reference, w0, m0))
+        return samples
+
     async def measure(self, db: Database) -> float:
         """Read the reference `SAMPLES` times and count from the best read; returns the
         offset (reference minus host, seconds). Raises when the database cannot be read
         or no read was fast enough (`MeasureRefused`): the last reading stays."""
-        samples = [await self._sample(db) for _ in range(1 if db.is_sqlite else SAMPLES)]
+        if db.is_sqlite:
+            samples = await self._host_samples(db)
+        else:
+            samples = [await self._sample(db) for _ in range(SAMPLES)]
         best = choose(samples, self.max_round_trip)
         if best is None:
             trips = ", ".join(f"{s.trip:.3f}" for s in samples)
