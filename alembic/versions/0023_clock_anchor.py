@@ -5,8 +5,8 @@ wall time and CLOCK_BOOTTIME here, and every process counts its time from that r
 wall clock stepped later cannot move it (app/core/db/host_anchor.py). PostgreSQL has its
 own clock and never writes the table; it is created there too so the chain stays one line.
 
-Revision ID: 0022
-Revises: 0021
+Revision ID: 0023
+Revises: 0022
 Create Date: 2026-12-07
 """
 
@@ -15,8 +15,8 @@ from alembic import op
 
 from app.core.db.types import UTCDateTime
 
-revision = "0022"
-down_revision = "0021"
+revision = "0023"
+down_revision = "0022"
 branch_labels = None
 depends_on = None
 
