@@ -167,7 +167,11 @@ def db_bytes(url: str) -> int:
                 free = conn.exec_driver_sql("PRAGMA freelist_count").scalar_one()
                 size = conn.exec_driver_sql("PRAGMA page_size").scalar_one()
                 return int((pages - free) * size)
+            # Statistics, as autovacuum would have gathered them over the 60 days the fill
+            # stands for (committed: ANALYZE's statistics are rolled back with its
+            # transaction, and without them a prune batch scans the whole history table).
             conn.execute(text("ANALYZE"))
+            conn.commit()
             size_sql = text("SELECT pg_database_size(current_database())")
             return int(conn.execute(size_sql).scalar_one())
     finally:

@@ -11,9 +11,11 @@ primary keys, once per distinct id: 1.5 ms for the same batch, whatever the coun
 
 The prune removes history and audit rows by operation id. A whole operation's rows lie
 together on disk, so ANALYZE's sample sees few distinct ids and underestimates them (a
-million operations' history read as about 260,000 distinct ids, and once so few that the
-planner chose a scan of all 3.6 million rows: 550 ms per batch instead of 2 ms). The
-column now declares its proportion: about one distinct id per ten rows.
+million operations' history read as about 260,000 distinct ids, so 3.5 times the rows
+expected per id). The column now declares its proportion: about one distinct id per ten
+rows. (Without any statistics, as on a server with autovacuum off and no ANALYZE, the
+planner expects half the table for a batch and scans all of it: see docs/operations.md,
+"Retention".)
 
 Revision ID: 0022
 Revises: 0021
