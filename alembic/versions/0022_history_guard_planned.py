@@ -1,12 +1,16 @@
-"""the history guard probes each removed operation by its keys (PostgreSQL)
+"""the history guard is planned afresh for each prune batch (PostgreSQL)
 
 The statement-level guard on `operation_history` DELETEs (revision 0020) asked, in one
 query over the removed rows, whether any of their operations still exists or has no
-tombstone. The planner answers `NOT EXISTS (... operation_tombstones ...)` over a
-transition table with a hashed subplan: a scan of every tombstone, once per prune batch.
-The prune therefore slowed as tombstones piled up (32 ms of guard per batch of 100 at
-96,000 tombstones, and growing). The guard now looks up each removed operation id by its
-primary keys, once per distinct id: 1.5 ms for the same batch, whatever the count
+tombstone. Two things made it slow as tombstones piled up. The planner answered `NOT
+EXISTS (... operation_tombstones ...)` under an OR with a hashed subplan: a scan of
+every tombstone, once per prune batch (32 ms per batch of 100 at 96,000 tombstones, and
+growing). And PL/pgSQL keeps a statement's plan for the session: planned at the first
+prune batch, when there were no tombstones yet, the probe stayed a sequential scan for
+every batch after it, until statistics changed (on a server without autovacuum, never:
+a first fix that probed each id in a loop took 0.7 s per batch at 85,000 tombstones). The guard now asks two plain questions (a join
+for "still exists", an anti-join for "no tombstone"), planned afresh at every statement
+(`EXECUTE`) with the removed rows' true count: about 2 ms per batch whatever the count
 (docs/performance.md, "Growth"). What it allows and refuses is unchanged.
 
 The prune removes history and audit rows by operation id. A whole operation's rows lie
@@ -31,11 +35,12 @@ depends_on = None
 
 _PROBES = (
     "CREATE OR REPLACE FUNCTION jobgate_history_guard() RETURNS trigger LANGUAGE plpgsql AS $$ "
-    "DECLARE gone text; "
-    "BEGIN FOR gone IN SELECT DISTINCT operation_id FROM gone_rows LOOP "
-    "IF EXISTS (SELECT 1 FROM operations WHERE id = gone) OR NOT EXISTS "
-    "(SELECT 1 FROM operation_tombstones WHERE operation_id = gone) THEN "
-    "RAISE EXCEPTION '% is append-only', TG_TABLE_NAME; END IF; END LOOP; "
+    "DECLARE refused boolean; "
+    "BEGIN EXECUTE 'SELECT EXISTS (SELECT 1 FROM gone_rows g JOIN operations o "
+    "ON o.id = g.operation_id) OR EXISTS (SELECT 1 FROM gone_rows g WHERE NOT EXISTS "
+    "(SELECT 1 FROM operation_tombstones t WHERE t.operation_id = g.operation_id))' "
+    "INTO refused; "
+    "IF refused THEN RAISE EXCEPTION '% is append-only', TG_TABLE_NAME; END IF; "
     "RETURN NULL; END $$"
 )
 _ONE_QUERY = (
