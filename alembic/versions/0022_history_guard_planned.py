@@ -8,10 +8,11 @@ every tombstone, once per prune batch (32 ms per batch of 100 at 96,000 tombston
 growing). And PL/pgSQL keeps a statement's plan for the session: planned at the first
 prune batch, when there were no tombstones yet, the probe stayed a sequential scan for
 every batch after it, until statistics changed (on a server without autovacuum, never:
-a first fix that probed each id in a loop took 0.7 s per batch at 85,000 tombstones). The guard now asks two plain questions (a join
-for "still exists", an anti-join for "no tombstone"), planned afresh at every statement
-(`EXECUTE`) with the removed rows' true count: about 2 ms per batch whatever the count
-(docs/performance.md, "Growth"). What it allows and refuses is unchanged.
+a first fix that probed each id in a loop took 0.7 s per batch at 85,000 tombstones).
+The guard now asks two plain questions (a join for "still exists", an anti-join for "no
+tombstone"), planned afresh at every statement (`EXECUTE`) with the removed rows' true
+count: about 2 ms per batch whatever the count (docs/performance.md, "Growth"). What it
+allows and refuses is unchanged.
 
 The prune removes history and audit rows by operation id. A whole operation's rows lie
 together on disk, so ANALYZE's sample sees few distinct ids and underestimates them (a
