@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -27,7 +25,7 @@ from app.core.runtime.clock import FakeClock
 from app.operations import repository as repo
 from jobgate_fakes.mock.webhooks import signed_headers, webhook_body
 from tests.conftest import Gateway, make_settings
-from tests.support.timing import budget
+from tests.support.cli_run import jobgate_cli
 
 WEBHOOK_SECRET = "whsec_" + base64.b64encode(b"jobgate-test-webhook-secret-0001").decode()
 
@@ -84,14 +82,7 @@ def code(r: httpx2.Response) -> str:
 
 
 def jobgate(*args: str, database_url: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("JOBGATE_")}
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
-        env={**clean, "JOBGATE_DATABASE_URL": database_url},
-        capture_output=True,
-        text=True,
-        timeout=budget(60),
-    )
+    return jobgate_cli(*args, JOBGATE_DATABASE_URL=database_url)
 
 
 def key_rows(database_url: str) -> list[dict[str, Any]]:

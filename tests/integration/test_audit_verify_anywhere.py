@@ -4,9 +4,7 @@ prints a traceback (docs/audit.md, "Verify": exit 2 is never a verdict on the ch
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +12,12 @@ import pytest
 
 from app.audit import commands
 from app.cli import main
+from tests.support.cli_run import jobgate_cli
 from tests.support.processes import START_TIMEOUT_S
 
 
 def _jobgate(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if not k.startswith("JOBGATE_")}
-    full.update(env)
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
-        cwd=cwd,
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=START_TIMEOUT_S,
-    )
+    return jobgate_cli(*args, cwd=cwd, timeout=START_TIMEOUT_S, **env)
 
 
 def test_verify_where_there_is_no_database_names_the_path_and_creates_nothing(

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.support.timing import budget
+from tests.support.cli_run import jobgate_cli
 
 BROKEN = """\
 name: broken
@@ -21,31 +18,20 @@ states: {done: succeeded}
 """
 
 
-def _jobgate(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("JOBGATE_")}
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
-        env={**clean, **env},
-        capture_output=True,
-        text=True,
-        timeout=budget(60),
-    )
-
-
 def test_a_bad_profile_fails_start_up_naming_file_and_field(tmp_path: Path) -> None:
     (tmp_path / "broken.yaml").write_text(BROKEN)
     for command in (["serve", "--port", "1"], ["observe"]):
-        r = _jobgate(*command, JOBGATE_PROFILES_DIR=str(tmp_path), JOBGATE_AUTH="dev")
+        r = jobgate_cli(*command, JOBGATE_PROFILES_DIR=str(tmp_path), JOBGATE_AUTH="dev")
         assert r.returncode == 2
         assert "broken.yaml" in r.stderr and "kinds.report.create.path" in r.stderr
 
 
 def test_dev_auth_is_refused_off_loopback() -> None:
-    r = _jobgate("serve", "--host", "0.0.0.0", "--port", "1", JOBGATE_AUTH="dev")
+    r = jobgate_cli("serve", "--host", "0.0.0.0", "--port", "1", JOBGATE_AUTH="dev")
     assert r.returncode == 2 and "loopback" in r.stderr
 
 
 def test_migrate_builds_the_sqlite_default(tmp_path: Path) -> None:
-    r = _jobgate("migrate", JOBGATE_DATABASE_URL=f"sqlite:///{tmp_path}/sub/j.db")
+    r = jobgate_cli("migrate", JOBGATE_DATABASE_URL=f"sqlite:///{tmp_path}/sub/j.db")
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "sub" / "j.db").exists()

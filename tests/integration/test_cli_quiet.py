@@ -4,23 +4,14 @@ machinery they start (the database clock, the audit writer). `--verbose` adds th
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import uuid
 
-from tests.support.timing import budget
+from tests.support.cli_run import jobgate_cli
 
 
 def jobgate(database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("JOBGATE_")}
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
-        env={**clean, "JOBGATE_DATABASE_URL": database_url, "JOBGATE_LOG_FORMAT": "text"},
-        capture_output=True,
-        text=True,
-        timeout=budget(60),
-    )
+    return jobgate_cli(*args, JOBGATE_DATABASE_URL=database_url, JOBGATE_LOG_FORMAT="text")
 
 
 def test_keys_create_and_audit_verify_print_only_what_they_are_for(database_url: str) -> None:

@@ -6,10 +6,7 @@ time an hour behind, at the real CLOCK_BOOTTIME."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,18 +18,7 @@ from app.core.db.database import Database, sync_url
 from app.core.db.db_clock import DatabaseClock
 from app.core.runtime.clock import SystemClock
 from tests.conftest import IS_POSTGRES
-from tests.support.timing import budget
-
-
-def _jobgate(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("JOBGATE_")}
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
-        env={**clean, **env},
-        capture_output=True,
-        text=True,
-        timeout=budget(60),
-    )
+from tests.support.cli_run import jobgate_cli
 
 
 def _audit_kinds(database_url: str) -> list[str]:
@@ -52,7 +38,7 @@ async def test_a_wrong_anchor_is_reported_and_adopting_the_host_clock_clears_it(
     if boot_id is None or boottime is None:
         pytest.skip("no boot id or CLOCK_BOOTTIME here: the host's clock is the reference")
     env = {"JOBGATE_DATABASE_URL": database_url}
-    fresh = _jobgate("clock", **env)
+    fresh = jobgate_cli("clock", **env)
     assert fresh.returncode == 0, fresh.stderr
     assert f"boot {boot_id}" in fresh.stdout and "no anchor taken yet" in fresh.stdout
 
@@ -62,7 +48,7 @@ async def test_a_wrong_anchor_is_reported_and_adopting_the_host_clock_clears_it(
         wrong, at = datetime.now(UTC) - timedelta(hours=1), host_anchor.read_boottime()
         assert at is not None
         await host_anchor.shared_anchor(db, boot_id, wrong, at)
-        off = _jobgate("clock", **env)
+        off = jobgate_cli("clock", **env)
         assert off.returncode == 1, off.stdout + off.stderr
         assert re.search(r"\+3(599|600)\.\d+ s off", off.stdout), off.stdout
         assert "BEYOND the bound" in off.stdout
@@ -73,20 +59,20 @@ async def test_a_wrong_anchor_is_reported_and_adopting_the_host_clock_clears_it(
         refusal = clock.health.refusal() or ""
         assert refusal.startswith("clock skew") and "--adopt-host" in refusal, refusal
 
-        adopted = _jobgate("clock", "--adopt-host", **env)
+        adopted = jobgate_cli("clock", "--adopt-host", **env)
         assert adopted.returncode == 0, adopted.stdout + adopted.stderr
         assert "re-taken from this host's clock" in adopted.stdout
         assert re.search(r"the reference moved \+3(599|600)\.", adopted.stdout), adopted.stdout
         assert "already stored now count from the new time" in adopted.stdout
         assert "clock_anchor_adopted" in _audit_kinds(database_url)
 
-        again = _jobgate("clock", **env)
+        again = jobgate_cli("clock", **env)
         assert again.returncode == 0 and "within the bound" in again.stdout, again.stdout
         await clock.measure(db)
         assert clock.health.refusal() is None
     finally:
         await db.dispose()
-    assert _jobgate("audit", "verify", **env).returncode == 0
+    assert jobgate_cli("audit", "verify", **env).returncode == 0
 
 
 @pytest.mark.postgres_only
@@ -94,14 +80,14 @@ def test_on_postgres_the_reference_is_the_database_and_there_is_nothing_to_adopt
     database_url: str,
 ) -> None:
     env = {"JOBGATE_DATABASE_URL": database_url}
-    shown = _jobgate("clock", **env)
+    shown = jobgate_cli("clock", **env)
     assert shown.returncode == 0, shown.stdout + shown.stderr
     assert "clock_timestamp()" in shown.stdout and "within the bound" in shown.stdout
-    refused = _jobgate("clock", "--adopt-host", **env)
+    refused = jobgate_cli("clock", "--adopt-host", **env)
     assert refused.returncode == 2 and "no anchor to re-take" in refused.stdout
 
 
 @pytest.mark.skipif(IS_POSTGRES, reason="a SQLite file that is not there says it")
 def test_a_database_never_migrated_is_exit_3(tmp_path: Path) -> None:
-    got = _jobgate("clock", JOBGATE_DATABASE_URL=f"sqlite:///{tmp_path / 'none.db'}")
+    got = jobgate_cli("clock", JOBGATE_DATABASE_URL=f"sqlite:///{tmp_path / 'none.db'}")
     assert got.returncode == 3 and "jobgate migrate" in got.stderr, got.stderr

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import getpass
 import json
-import os
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +27,7 @@ from app.core.db.database import sync_url
 from app.core.runtime.clock import FakeClock
 from app.ops_cli import local
 from tests.conftest import Gateway, make_settings
+from tests.support.cli_run import jobgate_cli
 from tests.support.timing import PROCESS_WORK_S, budget
 
 CLI_ACTOR = f"cli:{getpass.getuser()}"
@@ -242,14 +241,7 @@ async def test_unknown_id_exits_2_with_the_rest_line(
 
 
 def _jobgate_ops(*args: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("JOBGATE_")}
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", "ops", *args],
-        env=clean,
-        capture_output=True,
-        text=True,
-        timeout=budget(PROCESS_WORK_S) * 3,
-    )
+    return jobgate_cli("ops", *args, timeout=budget(PROCESS_WORK_S) * 3)
 
 
 def test_an_unmigrated_database_is_refused_in_one_line(database_url: str, tmp_path: Path) -> None:

@@ -6,9 +6,6 @@ Seen before: `jobgate serve` on a never-migrated database answered /v1/healthz w
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +18,7 @@ from app.core.config import Settings
 from app.core.db.migrate import alembic_config
 from app.core.db.schema_state import head_revision
 from tests.conftest import IS_POSTGRES, Gateway, _pg_admin, _pg_url
+from tests.support.cli_run import jobgate_cli
 from tests.support.processes import Process, free_port, wait_healthy
 
 
@@ -38,23 +36,12 @@ def empty_database_url(tmp_path: Path) -> Iterator[str]:
         yield f"sqlite:///{tmp_path / 'empty.db'}"
 
 
-def _jobgate(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("JOBGATE_")}
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
-        env={**clean, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 def test_serve_and_observe_refuse_an_unmigrated_database_in_one_line(
     empty_database_url: str, tmp_path: Path
 ) -> None:
     port = str(free_port())
     for args in (["serve", "--port", port], ["observe"]):
-        r = _jobgate(
+        r = jobgate_cli(
             *args, JOBGATE_DATABASE_URL=empty_database_url, JOBGATE_DATA_DIR=str(tmp_path / "d")
         )
         assert r.returncode == 3, (args, r.stdout, r.stderr)
@@ -72,21 +59,21 @@ def test_a_database_behind_head_is_refused_and_named(
     empty_database_url: str, tmp_path: Path
 ) -> None:
     command.upgrade(alembic_config(empty_database_url), "0004")
-    r = _jobgate("serve", "--port", "1", JOBGATE_DATABASE_URL=empty_database_url)
+    r = jobgate_cli("serve", "--port", "1", JOBGATE_DATABASE_URL=empty_database_url)
     assert r.returncode == 3
     assert f"at migration 0004, behind {head_revision()}" in r.stderr
     assert "jobgate migrate" in r.stderr
-    check = _jobgate("migrate", "--check", JOBGATE_DATABASE_URL=empty_database_url)
+    check = jobgate_cli("migrate", "--check", JOBGATE_DATABASE_URL=empty_database_url)
     assert check.returncode == 1 and "behind" in check.stdout
-    assert _jobgate("migrate", JOBGATE_DATABASE_URL=empty_database_url).returncode == 0
-    check = _jobgate("migrate", "--check", JOBGATE_DATABASE_URL=empty_database_url)
+    assert jobgate_cli("migrate", JOBGATE_DATABASE_URL=empty_database_url).returncode == 0
+    check = jobgate_cli("migrate", "--check", JOBGATE_DATABASE_URL=empty_database_url)
     assert check.returncode == 0, check.stdout
 
 
 def test_an_unreachable_database_is_refused() -> None:
     port = free_port()  # nothing listens there
     url = f"postgresql://postgres@127.0.0.1:{port}/nothing"
-    r = _jobgate("observe", JOBGATE_DATABASE_URL=url)
+    r = jobgate_cli("observe", JOBGATE_DATABASE_URL=url)
     assert r.returncode == 3 and "not reachable" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
 

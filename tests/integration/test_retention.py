@@ -4,9 +4,6 @@ a pruned key answers `410 operation_pruned` and starts nothing at the provider."
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -19,7 +16,7 @@ from app.core.db.row_table import table_of
 from app.operations.domain.models import HistoryEntry
 from app.retention.prune import Plan, prune_all
 from tests.conftest import Gateway
-from tests.support.timing import budget
+from tests.support.cli_run import jobgate_cli
 
 DAY = 86400.0
 HIST = table_of(HistoryEntry)
@@ -126,30 +123,19 @@ async def test_the_observer_prunes_in_its_periodic_work(gateway: Gateway) -> Non
     assert r.status_code == 410, r.text
 
 
-def _jobgate(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("JOBGATE_")}
-    return subprocess.run(
-        [sys.executable, "-m", "app.cli", *args],
-        env={**clean, **env},
-        capture_output=True,
-        text=True,
-        timeout=budget(60),
-    )
-
-
 async def test_the_prune_command_counts_then_prunes(
     gateway: Gateway, database_url: str, tmp_path: Path
 ) -> None:
     """The fake clock stands at 2026-01-01: older than 30 days by the real one."""
     done = await _done(gateway, {"name": "fast"})
     env = {"JOBGATE_DATABASE_URL": database_url, "JOBGATE_DATA_DIR": str(tmp_path / "data")}
-    bad = _jobgate("prune", "--older-than", "soon", **env)
+    bad = jobgate_cli("prune", "--older-than", "soon", **env)
     assert bad.returncode == 2 and "not a duration" in bad.stderr
-    dry = _jobgate("prune", "--older-than", "30d", "--dry-run", **env)
+    dry = jobgate_cli("prune", "--older-than", "30d", "--dry-run", **env)
     assert dry.returncode == 0, dry.stderr
     assert "would prune 1 finished operations" in dry.stdout
     assert (await gateway.http.get(f"/v1/operations/{done['operation_id']}")).status_code == 200
-    real = _jobgate("prune", "--older-than", "30d", **env)
+    real = jobgate_cli("prune", "--older-than", "30d", **env)
     assert real.returncode == 0, real.stderr
     assert "pruned 1 finished operations older than 30d" in real.stdout
     assert (await gateway.http.get(f"/v1/operations/{done['operation_id']}")).status_code == 410
