@@ -371,7 +371,14 @@ def _check(
             allowed.add("result_timed_out")
         if row.state not in allowed:
             figures.wrong_outcomes += 1
-            figures.wrong.append(f"{op_id} {provider}/{name}: {row.state}")
+            # The operation's path, so a wrong end explains itself in the failure line
+            # (a kill-driven run is not replayed exactly by its seed).
+            path = "; ".join(
+                f"{h.from_state}->{h.to_state} ({h.cause})"
+                for h in hist
+                if h.operation_id == op_id and h.to_state
+            )
+            figures.wrong.append(f"{op_id} {provider}/{name}: {row.state} [{path}]")
     figures.bad_histories = _replay(hist)
     now = {h.id: (h.id, h.operation_id, h.kind, h.from_state, h.to_state, h.cause) for h in hist}
     figures.changed_history_rows = sum(1 for k, v in snapshot.items() if now.get(k) != v)
