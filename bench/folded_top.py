@@ -35,15 +35,14 @@ Ranking = list[tuple[str, int]]
 PARTS = (
     (
         "provider calls",
-        r"httpx2?/|httpcore2?/|h11/|anyio/|providers/(wire|http_util|client|prepare)\.py",
+        r"httpx2?/|httpcore2?/|h11/|anyio/|app/providers/calls/",
     ),
     (
         "database",
-        r"sqlalchemy/|asyncpg/|sqlite3|app/core/(sqlexec|txn|sqlite_conn|pg_conn|conn_pool|"
-        r"rows|db)\.py|operations/(repository/|ledger)|app/audit/",
+        r"sqlalchemy/|asyncpg/|sqlite3|app/core/db/|operations/(repository/|ledger)|app/audit/",
     ),
     ("models", r"sqlmodel/|_new_operation"),
-    ("inbound requests", r"uvicorn/|starlette/|fastapi/|app/core/(json_body|limits)\.py"),
+    ("inbound requests", r"uvicorn/|starlette/|fastapi/|app/core/http/"),
     ("pydantic", r"pydantic"),
 )
 
