@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, column, delete, exists, func, not_, select, table
+from sqlalchemy import and_, bindparam, column, delete, exists, func, not_, select, table
 
 from app.core.db.row_table import table_of
 from app.core.db.txn import Txn
@@ -119,15 +119,18 @@ async def still_named(txn: Txn, result_ref: str) -> bool:
     return bool((await txn.execute(stmt)).scalar_one())
 
 
+# Every create without a live operation under its key asks this: built once, so it is
+# compiled once (app/core/db/sqlexec.py), not at each create.
+_TOMB_BY_KEY = select(*TOMBS.columns).where(
+    TOMBS.c.principal == bindparam("t_principal"),
+    TOMBS.c.idempotency_key == bindparam("t_key"),
+)
+
+
 async def tombstone(txn: Txn, principal: str, key: str) -> Tombstone | None:
     """The tombstone of this principal's pruned operation under `key`, if any."""
-    row = (
-        await txn.execute(
-            select(*TOMBS.columns).where(
-                TOMBS.c.principal == principal, TOMBS.c.idempotency_key == key
-            )
-        )
-    ).first()
+    params = {"t_principal": principal, "t_key": key}
+    row = (await txn.execute(_TOMB_BY_KEY, params)).first()
     return None if row is None else Tombstone(**dict(zip(TOMBS.columns.keys(), row, strict=True)))
 
 
