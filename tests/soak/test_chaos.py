@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import IS_POSTGRES
-from tests.soak.chaos import run_soak
+from tests.soak.chaos import Figures, run_soak
 
 SEED = int(os.environ.get("SOAK_SEED", "7"))
 
@@ -31,16 +31,16 @@ def _assert_clean(line: str, figures: object) -> None:
         assert getattr(figures, name) == 0, line
 
 
+def _soak(database_url: str, tmp_path: Path, operations: int, kills: int) -> Figures:
+    observers = 2 if IS_POSTGRES else 1
+    return run_soak(
+        database_url, tmp_path, operations=operations, kills=kills, observers=observers, seed=SEED
+    )
+
+
 @pytest.mark.timeout(600)
 def test_chaos_soak_short(database_url: str, tmp_path: Path) -> None:
-    figures = run_soak(
-        database_url,
-        tmp_path,
-        operations=150,
-        kills=5,
-        observers=2 if IS_POSTGRES else 1,
-        seed=SEED,
-    )
+    figures = _soak(database_url, tmp_path, operations=150, kills=5)
     assert figures.operations >= 150 and figures.kills >= 5
     _assert_clean(figures.line(), figures)
 
@@ -48,12 +48,5 @@ def test_chaos_soak_short(database_url: str, tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(7200)
 def test_chaos_soak_long(database_url: str, tmp_path: Path) -> None:
-    figures = run_soak(
-        database_url,
-        tmp_path,
-        operations=10_000,
-        kills=50,
-        observers=2 if IS_POSTGRES else 1,
-        seed=SEED,
-    )
+    figures = _soak(database_url, tmp_path, operations=10_000, kills=50)
     _assert_clean(figures.line(), figures)
